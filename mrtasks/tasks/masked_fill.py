@@ -1,0 +1,76 @@
+"""Masked-Then-Fill: hide key formulas of a solution; the model restores them in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mrtasks.prompts import masked_fill_messages
+from mrtasks.tasks import MASK_TOKEN, MASKED_FILL
+from mrtasks.tasks.base import NotEligible, rng_for
+from mrtasks.trajectory import Formula, Trajectory
+
+
+@dataclass(frozen=True)
+class MaskedFillConfig:
+    """Which formulas to mask. Paper: samples keep at least 7 maskable formulas."""
+
+    num_masks: int = 7
+    """How many formulas to mask (capped by how many the trajectory has)."""
+    min_formulas: int = 7
+    """Trajectories with fewer maskable formulas are not eligible."""
+    selection: Literal["importance", "random"] = "importance"
+    """`importance`: the top-ranked formulas; `random`: a seeded sample of all of them."""
+    num_scored: int | None = None
+    """h, the number of masked positions the reward scores (seeded); None scores them all."""
+
+    def __post_init__(self) -> None:
+        if self.num_masks < 1 or self.min_formulas < 1:
+            raise ValueError("num_masks and min_formulas must be >= 1")
+        if self.selection not in ("importance", "random"):
+            raise ValueError(f"unknown selection {self.selection!r}")
+        if self.num_scored is not None and self.num_scored < 1:
+            raise ValueError("num_scored must be >= 1 or None")
+
+
+def mask_solution(solution: str, spans: list[Formula]) -> str:
+    """Replace each span with the mask tag; spans must not overlap."""
+    out, pos = [], 0
+    for f in sorted(spans, key=lambda f: f.start):
+        if f.start < pos:
+            raise ValueError(f"overlapping formula spans at {f.start}")
+        out += [solution[pos : f.start], MASK_TOKEN]
+        pos = f.end
+    out.append(solution[pos:])
+    return "".join(out)
+
+
+def make_masked_fill(
+    traj: Trajectory, seed: int = 0, config: MaskedFillConfig = MaskedFillConfig()
+) -> dict[str, Any]:
+    """Build one Masked-Then-Fill row; raises NotEligible when there are too few formulas."""
+    if len(traj.formulas) < config.min_formulas:
+        raise NotEligible("too_few_formulas", f"{len(traj.formulas)} < {config.min_formulas}")
+    rng = rng_for(traj, seed, MASKED_FILL)
+    k = min(config.num_masks, len(traj.formulas))
+    if config.selection == "importance":
+        chosen = traj.formulas[:k]
+    else:
+        chosen = rng.sample(traj.formulas, k)
+    chosen = sorted(chosen, key=lambda f: f.start)
+    masked = mask_solution(traj.solution, chosen)
+    scored = list(range(k))
+    if config.num_scored is not None and config.num_scored < k:
+        scored = sorted(rng.sample(scored, config.num_scored))
+    return {
+        "id": traj.id,
+        "task": MASKED_FILL,
+        "source": traj.source,
+        "kind": traj.kind,
+        "problem": traj.problem,
+        "solution": traj.solution,
+        "masked_solution": masked,
+        "masks": [f.text for f in chosen],
+        "scored": scored,
+        "prompt": masked_fill_messages(traj.problem, masked),
+    }

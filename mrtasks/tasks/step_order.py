@@ -1,0 +1,64 @@
+"""Step Reordering: shuffle a solution's steps; the model recovers the reference order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mrtasks.prompts import step_order_messages
+from mrtasks.tasks import STEP_ORDER
+from mrtasks.tasks.base import NotEligible, rng_for
+from mrtasks.trajectory import Trajectory
+
+
+@dataclass(frozen=True)
+class StepOrderConfig:
+    """Which trajectories to shuffle. The paper's Leibniz case has 6 steps."""
+
+    min_steps: int = 3
+    """Fewer steps make a trivial puzzle (2 steps have one non-identity order)."""
+    max_steps: int | None = 20
+    """Longer step lists are not eligible (the prompt grows and the task becomes noise)."""
+
+    def __post_init__(self) -> None:
+        if self.min_steps < 2:
+            raise ValueError("min_steps must be >= 2: one step cannot be shuffled")
+        if self.max_steps is not None and self.max_steps < self.min_steps:
+            raise ValueError("max_steps must be >= min_steps")
+
+
+def shuffle_steps(n: int, rng) -> list[int]:
+    """A permutation of range(n) that is never the identity (n >= 2)."""
+    perm = list(range(n))
+    while perm == sorted(perm):
+        rng.shuffle(perm)
+    return perm
+
+
+def make_step_order(
+    traj: Trajectory, seed: int = 0, config: StepOrderConfig = StepOrderConfig()
+) -> dict[str, Any]:
+    """Build one Step-Reordering row; raises NotEligible for too few or too many steps.
+
+    `shuffled_steps[i]` is shown as `Step i`; `order` lists the shown numbers in the reference
+    sequence, so `[shuffled_steps[i] for i in order] == steps`.
+    """
+    n = len(traj.steps)
+    if n < config.min_steps:
+        raise NotEligible("too_few_steps", f"{n} < {config.min_steps}")
+    if config.max_steps is not None and n > config.max_steps:
+        raise NotEligible("too_many_steps", f"{n} > {config.max_steps}")
+    perm = shuffle_steps(n, rng_for(traj, seed, STEP_ORDER))  # shown position -> reference step
+    shuffled = [traj.steps[p] for p in perm]
+    order = sorted(range(n), key=lambda shown: perm[shown])
+    return {
+        "id": traj.id,
+        "task": STEP_ORDER,
+        "source": traj.source,
+        "kind": traj.kind,
+        "problem": traj.problem,
+        "steps": list(traj.steps),
+        "shuffled_steps": shuffled,
+        "order": order,
+        "prompt": step_order_messages(traj.problem, shuffled),
+    }

@@ -1,0 +1,95 @@
+"""Build a tiny, randomly initialised Qwen2 chat model locally, for tests (nothing is downloaded).
+
+`build_tiny_model(out_dir, texts)` trains a byte-level BPE tokenizer on `texts` with
+`tokenizers`, gives it a ChatML chat template (the one Qwen2 uses), and saves a 2-layer Qwen2
+config, random weights and the tokenizer with `save_pretrained`. The result loads with
+`AutoModelForCausalLM.from_pretrained(path)` / `AutoTokenizer.from_pretrained(path)` like any Hub
+model, and TRL, the training CLI and the eval CLI can take its path as `model_name_or_path`.
+
+Example:
+    path = build_tiny_model(tmp_path / "tiny", ["Find $x$ such that $x^2 = 4$.", ...])
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+# The ChatML template (as in Qwen2): `add_generation_prompt` opens the assistant turn.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+
+def build_tiny_model(
+    out_dir: str | Path,
+    texts: Iterable[str],
+    *,
+    vocab_size: int = 512,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    seed: int = 0,
+) -> Path:
+    """Train a tokenizer on `texts`, build a tiny Qwen2 model, save both to `out_dir`; return it.
+
+    The tokenizer is byte-level, so it encodes any string (unseen characters fall back to bytes).
+    `vocab_size` is an upper bound: a small corpus may yield fewer merges.
+    """
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    texts = [t for t in texts if t]
+    if not texts:
+        raise ValueError("build_tiny_model needs at least one non-empty text to train the tokenizer")
+    bpe.train_from_iterator(texts, trainer=trainer)
+
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token=None,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=["<|im_start|>"],
+    )
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.padding_side = "left"
+    tokenizer.save_pretrained(out)
+
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=hidden_size * 2,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_key_value_heads=num_heads,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = Qwen2ForCausalLM(config)
+    model.generation_config.eos_token_id = config.eos_token_id
+    model.generation_config.pad_token_id = config.pad_token_id
+    model.save_pretrained(out)
+    return out

@@ -1,0 +1,40 @@
+# `make demo` and `make test` each set up .venv from nothing, then run.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+DEMO_OUT ?= outputs/demo
+# Nothing here needs the network at run time: the demo builds from the bundled sample.
+export HF_HUB_OFFLINE = 1
+export HF_DATASETS_OFFLINE = 1
+export HF_HUB_DISABLE_TELEMETRY = 1
+
+.PHONY: demo test test-all bench clean
+
+$(VENV)/.core: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e .
+	touch $@
+
+# torch is pinned to the CPU build first, so trl/transformers never pull a CUDA wheel.
+$(VENV)/.full: $(VENV)/.core
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[dev,llm,train,eval]'
+	touch $@
+
+demo: $(VENV)/.core
+	$(PY) -m mrtasks.build --out $(DEMO_OUT)
+	$(PY) -m mrtasks.demo $(DEMO_OUT)
+
+test: $(VENV)/.full
+	$(PY) -m pytest -q
+
+test-all: $(VENV)/.full
+	$(PY) -m pytest -q -m ''
+
+bench: $(VENV)/.full
+	$(PY) -m mrtasks.rewards.bench --answers ../shared/data/benchmarks/math500.jsonl
+
+clean:
+	rm -rf $(VENV) outputs .pytest_cache

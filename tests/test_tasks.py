@@ -1,0 +1,158 @@
+"""Task constructors: trajectory in, seeded deterministic example out."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mrtasks.prompts import MASKED_FILL_SYSTEM_PROMPT, STEP_ORDER_SYSTEM_PROMPT
+from mrtasks.tasks import (
+    MASK_TOKEN,
+    MASKED_FILL,
+    OUTCOME,
+    STEP_ORDER,
+    MaskedFillConfig,
+    NotEligible,
+    StepOrderConfig,
+    make_masked_fill,
+    make_outcome,
+    make_step_order,
+)
+from mrtasks.trajectory import Formula, Trajectory
+
+# The paper's bitwise Masked-Then-Fill case (Appendix C), three display formulas.
+BITWISE_SOLUTION = r"""Step 1. Simplification
+Note that $A \oplus \texttt{0xFFFFFFFF} = \sim A$ for any 32-bit value. Rewrite the equation as:
+\[(\texttt{0x7EFEFEFF} + A) \oplus \sim A = \texttt{0x81010100}\]
+Step 3. Deriving A
+To avoid carries during addition, $A$ should have 1's only where $\texttt{0x7EFEFEFF}$ has 0's:
+\[A = \texttt{0x81010100}\]
+Step 4. Verification
+Since there is no overlap, the addition result is:
+\[\texttt{0x7EFEFEFF} + \texttt{0x81010100} = \texttt{0xFFFFFFFF}\]"""
+
+# The paper's Leibniz case (Appendix C) in reference order; the paper shows them as
+# Step 0..5 and the correct sequence of shown numbers is 2, 5, 0, 4, 1, 3.
+LEIBNIZ_STEPS = [
+    r"Define \( F(x) = \int_S f(x,y) \, dy \) and state the goal.",
+    r"Express the difference quotient for \( F(x) \) as an integral of difference quotients.",
+    r"State that for almost every \( y \in S \) the pointwise limit exists by hypothesis.",
+    r"Note that the difference quotients are dominated by an integrable \( g(y) \).",
+    r"Apply the Dominated Convergence Theorem to interchange limit and integral.",
+    r"Conclude that \( \frac{dF}{dx} = \int_S \frac{\partial f}{\partial x}(x,y) \, dy \).",
+]
+
+
+def math_spans(solution: str) -> list[Formula]:
+    """Formulas as the heuristic annotator finds them: the content of `$..$` and `\\[..\\]`."""
+    pattern = re.compile(r"\$(.+?)\$|\\\[(.+?)\\\]", re.S)
+    out = []
+    for m in pattern.finditer(solution):
+        g = 1 if m.group(1) is not None else 2
+        out.append(Formula(m.group(g), m.start(g), m.end(g)))
+    return out
+
+
+def bitwise() -> Trajectory:
+    return Trajectory(
+        id="bitwise",
+        source="paper",
+        kind="computation",
+        problem=r"Find the hexadecimal value of \(A\).",
+        solution=BITWISE_SOLUTION,
+        answer=r"\texttt{0x81010100}",
+        formulas=math_spans(BITWISE_SOLUTION),
+        steps=BITWISE_SOLUTION.split("\nStep "),
+    )
+
+
+def leibniz() -> Trajectory:
+    return Trajectory("leibniz", "paper", "proof", "Prove the Leibniz rule.", " ".join(LEIBNIZ_STEPS),
+                      steps=LEIBNIZ_STEPS)
+
+
+def test_masked_fill_keeps_delimiters_and_lists_masks_in_order():
+    t = bitwise()
+    row = make_masked_fill(t, seed=0, config=MaskedFillConfig(num_masks=3, min_formulas=3, selection="random"))
+    assert row["task"] == MASKED_FILL
+    assert row["masked_solution"].count(MASK_TOKEN) == 3 == len(row["masks"])
+    # Each mask sits inside its math delimiters, and filling them back restores the solution.
+    assert re.search(r"(\$|\\\[)" + re.escape(MASK_TOKEN) + r"(\$|\\\])", row["masked_solution"])
+    restored = row["masked_solution"]
+    for m in row["masks"]:
+        restored = restored.replace(MASK_TOKEN, m, 1)
+    assert restored == t.solution
+    assert row["scored"] == [0, 1, 2]
+    assert row["prompt"][0] == {"role": "system", "content": MASKED_FILL_SYSTEM_PROMPT}
+    assert row["masked_solution"] in row["prompt"][1]["content"]
+
+
+def test_masked_fill_importance_takes_top_ranked_formulas():
+    t = bitwise()
+    ranked = list(reversed(t.formulas))  # pretend the last ones matter most
+    t.formulas = ranked
+    row = make_masked_fill(t, config=MaskedFillConfig(num_masks=2, min_formulas=2))
+    assert set(row["masks"]) == {ranked[0].text, ranked[1].text}
+
+
+def test_masked_fill_is_deterministic_and_seed_dependent():
+    t = bitwise()
+    cfg = MaskedFillConfig(num_masks=3, min_formulas=3, selection="random", num_scored=2)
+    rows = {s: make_masked_fill(t, seed=s, config=cfg) for s in range(8)}
+    assert make_masked_fill(t, seed=3, config=cfg) == rows[3]
+    assert len({tuple(r["masks"]) + tuple(r["scored"]) for r in rows.values()}) > 1
+    assert all(len(r["scored"]) == 2 for r in rows.values())
+
+
+def test_masked_fill_paper_default_needs_seven_formulas():
+    with pytest.raises(NotEligible) as e:
+        make_masked_fill(bitwise())
+    assert e.value.reason == "too_few_formulas"
+
+
+def test_step_order_matches_the_leibniz_layout():
+    t = leibniz()
+    row = make_step_order(t, seed=0)
+    assert row["task"] == STEP_ORDER
+    assert sorted(row["order"]) == list(range(6))
+    assert [row["shuffled_steps"][i] for i in row["order"]] == LEIBNIZ_STEPS
+    assert row["shuffled_steps"] != LEIBNIZ_STEPS
+    user = row["prompt"][1]["content"]
+    assert row["prompt"][0]["content"] == STEP_ORDER_SYSTEM_PROMPT
+    assert "Step 0: " + row["shuffled_steps"][0] in user and "Step 5: " in user and "Step 6:" not in user
+
+
+def test_step_order_is_never_the_identity_and_is_reproducible():
+    t = Trajectory("t", "s", "proof", "p", "a b c", steps=["a", "b", "c"])
+    orders = [make_step_order(t, seed=s)["order"] for s in range(50)]
+    assert [0, 1, 2] not in orders
+    assert len({tuple(o) for o in orders}) > 1
+    assert make_step_order(t, seed=7) == make_step_order(t, seed=7)
+
+
+def test_step_order_eligibility():
+    short = Trajectory("t", "s", "proof", "p", "a b", steps=["a", "b"])
+    with pytest.raises(NotEligible, match="too_few_steps"):
+        make_step_order(short)
+    long = Trajectory("t", "s", "proof", "p", "x", steps=[str(i) for i in range(30)])
+    with pytest.raises(NotEligible, match="too_many_steps"):
+        make_step_order(long, config=StepOrderConfig(max_steps=20))
+    assert len(make_step_order(long, config=StepOrderConfig(max_steps=None))["order"]) == 30
+
+
+def test_outcome_row_for_computations_only():
+    row = make_outcome(bitwise())
+    assert row["task"] == OUTCOME and row["answer"] == r"\texttt{0x81010100}"
+    assert row["prompt"][1]["content"].endswith(bitwise().problem)
+    with pytest.raises(NotEligible, match="not_computation"):
+        make_outcome(leibniz())
+
+
+def test_trajectory_rejects_spans_that_do_not_match():
+    with pytest.raises(ValueError):
+        Trajectory("t", "s", "computation", "p", "abc", formulas=[Formula("x", 0, 1)])
+    with pytest.raises(ValueError):
+        Trajectory("t", "s", "lemma", "p", "abc")
+    t = bitwise()
+    assert Trajectory.from_dict(t.to_dict()) == t

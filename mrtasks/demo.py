@@ -1,0 +1,57 @@
+"""`python -m mrtasks.demo DIR`: load a built dataset folder and score a few example completions.
+
+What `make demo` runs after the offline build: it shows one row of each task config and what
+the registry's rewards give for a correct, a partly wrong and an unparsable completion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from datasets import load_dataset
+
+from mrtasks.rewards import get_reward
+from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER
+
+
+def _boxed(inner: str) -> str:
+    return f"<think>working...</think>\n\\boxed{{{inner}}}"
+
+
+def example_completions(task: str, row: dict) -> dict[str, str]:
+    """Hand-made completions for one row: exact, partly wrong, and no boxed answer."""
+    if task == MASKED_FILL:
+        masks = row["masks"]
+        wrong = [masks[0] + " + 1"] + masks[1:]
+        return {"exact": _boxed("; ".join(masks)), "first mask wrong": _boxed("; ".join(wrong))}
+    if task == STEP_ORDER:
+        order = row["order"]
+        swapped = [order[1], order[0], *order[2:]]
+        return {"exact": _boxed(", ".join(map(str, order))), "first two swapped": _boxed(", ".join(map(str, swapped)))}
+    return {"exact": _boxed(row["answer"]), "wrong": _boxed(row["answer"] + "1")}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset", help="a folder written by `python -m mrtasks.build --out DIR`, or a Hub id")
+    parser.add_argument("--split", default="train", help="split to read (default: train)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+
+    reward_of = {MASKED_FILL: "mask_fill", STEP_ORDER: "step_order", OUTCOME: "outcome"}
+    for task, reward_name in reward_of.items():
+        ds = load_dataset(args.dataset, task, split=args.split)
+        row = ds[0]
+        reward = get_reward(reward_name)
+        print(f"\n== {task}: {len(ds)} {args.split} rows; row {row['id']!r} ({row['source']}, {row['kind']})")
+        print("user prompt:", row["prompt"][-1]["content"][:400].replace("\n", " "), "...")
+        cases = example_completions(task, row) | {"no boxed answer": "I am not sure."}
+        columns = {k: [v] * len(cases) for k, v in row.items() if k != "prompt"}
+        scores = reward(list(cases.values()), **columns)
+        for (name, _), score in zip(cases.items(), scores):
+            print(f"  {reward_name:<10} {name:<20} -> {score:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,419 @@
+"""The `llm` annotator: formulas and steps from any OpenAI-compatible endpoint, plus the refine pass.
+
+Per trajectory it sends the paper's two curation prompts (Appendix A.1: formula extraction, step
+split) and, when asked, the refine prompt first (the paper's o3-mini pass on DeepMath traces).
+Answers are checked by `mrtasks.curate.validate`; a rejected answer is asked again with a note
+saying why (a new request, so a new cache entry), and after `max_attempts` the trajectory becomes
+a `Drop` with a counted reason:
+
+    llm_invalid_json, llm_schema, llm_hallucinated_formulas, llm_steps_do_not_cover,
+    llm_malformed_response, llm_refine_empty, llm_refine_lost_answer, llm_api_error
+
+Calls run concurrently (`asyncio` + a semaphore of `concurrency`), transient failures (429, 5xx,
+timeouts, connection errors) are retried with exponential backoff and jitter, honouring
+`Retry-After`, and every answer is written to a sqlite cache keyed by model, messages, parameters
+and attempt, so a rerun or a resumed build repeats no call it already paid for. Authentication
+and unknown-model errors stop the run with a clear message (every answer so far stays cached).
+
+The API key is read from the environment (`OPENAI_API_KEY` by default) and never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import email.utils
+import logging
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tqdm.auto import tqdm
+
+from mrtasks.curate.base import Annotator, Drop
+from mrtasks.curate.cache import ResponseCache, request_key
+from mrtasks.curate.validate import (
+    STEPS_SCHEMA,
+    THEOREMS_SCHEMA,
+    Rejected,
+    check_steps,
+    compact,
+    extract_json,
+    locate_formulas,
+    strip_think,
+    validate_schema,
+)
+from mrtasks.prompts import (
+    FORMULA_EXTRACTION_PROMPT,
+    REFINE_PROMPT,
+    STEP_SPLIT_PROMPT,
+    Messages,
+    curation_messages,
+)
+from mrtasks.trajectory import Formula, Trajectory
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+RETRY_NOTE = "\n\nNote: your previous answer was rejected ({detail}). Follow the requirements exactly."
+"""Appended to the user message on a retry: the model learns why, and the request (and its cache
+key) differs from the rejected one."""
+
+
+class LLMError(RuntimeError):
+    """A configuration problem that no retry can fix (bad key, unknown model or endpoint)."""
+
+
+class _CallFailed(Exception):
+    """The endpoint did not answer after all transport retries (not cached; a rerun tries again)."""
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where to send curation requests and how hard to try. CLI: `--base-url`, `--model`, ..."""
+
+    model: str
+    """Model name as the endpoint knows it (the paper: DeepSeek-R1-0528 to annotate, o3-mini to refine)."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. `http://localhost:8000/v1` for vLLM; None: `OPENAI_BASE_URL` or OpenAI."""
+    concurrency: int = 8
+    """Requests in flight at once."""
+    cache_path: str | Path | None = None
+    """sqlite file of answers; None keeps them in memory for this run only."""
+    refine: bool = False
+    """Run the refine pass in `refine()`; when False it returns the trajectories unchanged."""
+    refine_model: str | None = None
+    """Model for the refine pass; None uses `model`."""
+    refine_kinds: tuple[str, ...] = ("computation",)
+    """Trajectory kinds the refine pass rewrites (the paper refines the DeepMath computations only)."""
+    refine_check_answer: bool = True
+    """Reject a refined solution that no longer contains the reference answer (up to whitespace)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = None
+    """None leaves the endpoint's default."""
+    max_tokens: int | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    """Extra request fields for the endpoint (part of the cache key)."""
+    timeout: float = 600.0
+    """Seconds per request; R1-style models think for minutes."""
+    max_retries: int = 6
+    """Transport retries per request on 429, 5xx, timeouts and connection errors."""
+    backoff_base: float = 1.0
+    backoff_max: float = 60.0
+    max_attempts: int = 3
+    """Answers asked for per prompt and trajectory before a rejected one becomes a Drop."""
+    min_formulas: int = 7
+    """When hallucinated formulas were removed and fewer than this remain, ask again (the paper keeps >= 7)."""
+    min_step_coverage: float = 0.9
+    """Fraction of the solution's non-whitespace characters the steps must cover."""
+    min_step_similarity: float = 90.0
+    """rapidfuzz partial-ratio a step needs to count as found when it is not verbatim."""
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("LLMConfig.model is required (the model name the endpoint serves)")
+        if self.concurrency < 1 or self.max_attempts < 1 or self.max_retries < 0:
+            raise ValueError("concurrency and max_attempts must be >= 1, max_retries >= 0")
+        if not 0.0 <= self.min_step_coverage <= 1.0:
+            raise ValueError("min_step_coverage must be in [0, 1]")
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from `retry-after-ms` / `Retry-After` (seconds or an HTTP date), if present."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        try:
+            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def _run_sync(make_coro: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine from synchronous code, even when this thread already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make_coro())  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(make_coro())).result()  # type: ignore[arg-type]
+
+
+class LLMAnnotator(Annotator):
+    """Annotates (and optionally refines) trajectories through an OpenAI-compatible chat endpoint."""
+
+    name = "llm"
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.cache = ResponseCache(config.cache_path)
+        self.stats: Counter[str] = Counter()
+        """requests, cache_hits, transport_retries, retried_answers, formulas_removed, drop:<reason>."""
+        self._client: Any = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._inflight: dict[str, asyncio.Future[str]] = {}
+
+    # --- public, synchronous API -----------------------------------------------------------
+
+    def annotate(self, trajectories: list[Trajectory]) -> list[Trajectory | Drop]:
+        return self._run_all(trajectories, self._annotate_one, "llm annotate")
+
+    def refine(self, trajectories: list[Trajectory]) -> list[Trajectory | Drop]:
+        if not self.config.refine:
+            return list(trajectories)
+        return self._run_all(trajectories, self._refine_one, "llm refine")
+
+    def close(self) -> None:
+        self.cache.close()
+
+    # --- orchestration ---------------------------------------------------------------------
+
+    def _run_all(
+        self,
+        trajectories: list[Trajectory],
+        one: Callable[[Trajectory], Awaitable[Trajectory | Drop]],
+        desc: str,
+    ) -> list[Trajectory | Drop]:
+        if not trajectories:
+            return []
+        before = self.stats.copy()
+        results = _run_sync(lambda: self._gather(trajectories, one, desc))
+        delta = self.stats - before
+        logger.info(
+            "%s: %d trajectories, %d requests, %d cache hits, %d dropped %s",
+            desc,
+            len(trajectories),
+            delta["requests"],
+            delta["cache_hits"],
+            sum(isinstance(r, Drop) for r in results),
+            dict(Counter(r.reason for r in results if isinstance(r, Drop))),
+        )
+        return results
+
+    async def _gather(
+        self,
+        trajectories: list[Trajectory],
+        one: Callable[[Trajectory], Awaitable[Trajectory | Drop]],
+        desc: str,
+    ) -> list[Trajectory | Drop]:
+        import openai  # the `llm` extra; imported here so `mrtasks` imports without it
+
+        api_key = os.environ.get(self.config.api_key_env) or "EMPTY"  # local servers need none
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout
+        )
+        self._semaphore = asyncio.Semaphore(self.config.concurrency)
+        self._inflight = {}
+        bar = tqdm(total=len(trajectories), desc=desc, unit="traj", disable=not self.config.progress)
+
+        async def tracked(t: Trajectory) -> Trajectory | Drop:
+            result = await one(t)
+            if isinstance(result, Drop):
+                self.stats[f"drop:{result.reason}"] += 1
+            bar.update(1)
+            return result
+
+        tasks = [asyncio.ensure_future(tracked(t)) for t in trajectories]
+        try:
+            return list(await asyncio.gather(*tasks))
+        finally:
+            for task in tasks:
+                task.cancel()
+            bar.close()
+            await self._client.close()
+            self._client = None
+
+    # --- one trajectory --------------------------------------------------------------------
+
+    async def _annotate_one(self, t: Trajectory) -> Trajectory | Drop:
+        formulas, steps = await asyncio.gather(
+            self._ask(t, FORMULA_EXTRACTION_PROMPT, self._parse_formulas, "formulas"),
+            self._ask(t, STEP_SPLIT_PROMPT, self._parse_steps, "steps"),
+        )
+        if isinstance(formulas, Drop):
+            return formulas
+        if isinstance(steps, Drop):
+            return steps
+        return replace(t, formulas=formulas, steps=steps)
+
+    async def _refine_one(self, t: Trajectory) -> Trajectory | Drop:
+        if t.kind not in self.config.refine_kinds:
+            return t
+        model = self.config.refine_model or self.config.model
+        refined = await self._ask(t, REFINE_PROMPT, self._parse_refined, "refine", model=model)
+        if isinstance(refined, Drop):
+            return refined
+        return replace(t, solution=refined, formulas=[], steps=[])
+
+    async def _ask(
+        self,
+        t: Trajectory,
+        prompt: str,
+        parse: Callable[[str, Trajectory], T],
+        kind: str,
+        model: str | None = None,
+    ) -> T | Drop:
+        """Ask, check, and ask again with the reason until an answer passes or attempts run out."""
+        model = model or self.config.model
+        rejected: Rejected | None = None
+        for attempt in range(self.config.max_attempts):
+            messages = curation_messages(prompt, t.solution)
+            if rejected is not None:
+                self.stats["retried_answers"] += 1
+                messages[-1]["content"] += RETRY_NOTE.format(detail=rejected.detail or rejected.reason)
+            try:
+                text = await self._complete(model, messages, attempt, kind)
+                return parse(text, t)
+            except Rejected as r:
+                rejected = r
+                logger.debug("%s %s attempt %d rejected: %s", t.id, kind, attempt, r)
+            except _CallFailed as e:
+                return Drop(t.id, "llm_api_error", str(e))
+        assert rejected is not None
+        return Drop(t.id, rejected.reason, f"{kind}: {rejected.detail}")
+
+    # --- answer checks ---------------------------------------------------------------------
+
+    def _parse_formulas(self, text: str, t: Trajectory) -> list[Formula]:
+        obj = extract_json(text)
+        validate_schema(obj, THEOREMS_SCHEMA)
+        match = locate_formulas(t.solution, obj["theorems"])
+        if match.missing and len(match.formulas) < self.config.min_formulas:
+            shown = "; ".join(repr(m[:60]) for m in match.missing[:3])
+            raise Rejected(
+                "llm_hallucinated_formulas",
+                f"{len(match.missing)} of {len(obj['theorems'])} items do not occur verbatim in the text: {shown}",
+            )
+        self.stats["formulas_removed"] += len(match.missing)
+        return match.formulas
+
+    def _parse_steps(self, text: str, t: Trajectory) -> list[str]:
+        obj = extract_json(text)
+        validate_schema(obj, STEPS_SCHEMA)
+        cfg = self.config
+        return check_steps(t.solution, obj["steps"], cfg.min_step_coverage, cfg.min_step_similarity).steps
+
+    def _parse_refined(self, text: str, t: Trajectory) -> str:
+        out = strip_think(text).strip()
+        if out.startswith("```") and out.endswith("```"):
+            out = out.split("\n", 1)[-1][:-3].strip() if "\n" in out else ""
+        if not out:
+            raise Rejected("llm_refine_empty", "the rewritten solution is empty")
+        if self.config.refine_check_answer and t.answer and compact(t.answer) not in compact(out):
+            raise Rejected("llm_refine_lost_answer", f"keep the final answer {t.answer!r} unchanged")
+        return out
+
+    # --- one request: cache, then the endpoint with retries --------------------------------
+
+    def _params(self) -> dict[str, Any]:
+        params: dict[str, Any] = dict(self.config.extra_body)
+        if self.config.temperature is not None:
+            params["temperature"] = self.config.temperature
+        if self.config.max_tokens is not None:
+            params["max_tokens"] = self.config.max_tokens
+        return params
+
+    async def _complete(self, model: str, messages: Messages, attempt: int, kind: str) -> str:
+        """The answer text, from the cache or the endpoint; identical concurrent requests share one call."""
+        params = self._params()
+        key = request_key(model, messages, params, attempt)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.stats["cache_hits"] += 1
+            return cached
+        if key in self._inflight:
+            self.stats["cache_hits"] += 1
+            return await asyncio.shield(self._inflight[key])
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            text = await self._request(model, messages, params, key, kind)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as e:
+            future.set_exception(e)
+            future.exception()  # marks it retrieved; waiters, if any, get it raised again
+            raise
+        finally:
+            self._inflight.pop(key, None)
+        future.set_result(text)
+        return text
+
+    async def _request(self, model: str, messages: Messages, params: dict[str, Any], key: str, kind: str) -> str:
+        import openai
+
+        cfg = self.config
+        assert self._semaphore is not None and self._client is not None
+        last_error = ""
+        for retry in range(cfg.max_retries + 1):
+            wait: float | None = None
+            try:
+                async with self._semaphore:
+                    self.stats["requests"] += 1
+                    response = await self._client.chat.completions.create(
+                        model=model, messages=messages, extra_body=params or None
+                    )
+                    text = _content(response)
+                    # Written before the slot is released: a killed run loses only calls in flight.
+                    self.cache.put(key, text, model=model, kind=kind)
+                    return text
+            except openai.APIStatusError as e:
+                status = e.status_code
+                if status in (401, 403):
+                    raise LLMError(f"the endpoint refused the API key (HTTP {status}); set ${cfg.api_key_env}") from None
+                if status == 404:
+                    raise LLMError(f"model {model!r} or endpoint {cfg.base_url!r} not found (HTTP 404)") from None
+                if status not in (408, 409, 429) and status < 500:
+                    raise _CallFailed(f"HTTP {status}: {_short(e)}") from None
+                last_error = f"HTTP {status}: {_short(e)}"
+                wait = _retry_after(e.response.headers)
+            except (openai.APITimeoutError, openai.APIConnectionError) as e:
+                last_error = f"{type(e).__name__}: {_short(e)}"
+            except openai.APIResponseValidationError as e:
+                raise Rejected("llm_malformed_response", _short(e)) from None
+            if retry == cfg.max_retries:
+                break
+            self.stats["transport_retries"] += 1
+            if wait is None:
+                delay = min(cfg.backoff_max, cfg.backoff_base * 2**retry)
+                wait = delay * random.uniform(0.5, 1.0)
+            logger.debug("retry %d in %.2fs after %s", retry + 1, wait, last_error)
+            await asyncio.sleep(min(wait, max(cfg.backoff_max, 300.0)))
+        raise _CallFailed(f"no answer after {cfg.max_retries + 1} tries: {last_error}")
+
+
+def _short(e: BaseException) -> str:
+    return str(e).replace("\n", " ")[:200]
+
+
+def _content(response: Any) -> str:
+    """The assistant text of a chat completion; a body in any other shape is `llm_malformed_response`."""
+    try:
+        message = response.choices[0].message
+    except (AttributeError, IndexError, TypeError):
+        raise Rejected("llm_malformed_response", f"no choices in {str(response)[:120]!r}") from None
+    content = getattr(message, "content", None)
+    if content is None:
+        raise Rejected("llm_malformed_response", "the answer has no content")
+    if not isinstance(content, str):
+        raise Rejected("llm_malformed_response", f"content is {type(content).__name__}, not text")
+    return content

@@ -1,0 +1,411 @@
+"""The `llm` annotator against a real local OpenAI-compatible HTTP server, scripted per test.
+
+The server (`mrtasks.curate.testing.FakeOpenAIServer`) speaks the OpenAI chat API over HTTP; the
+annotator talks to it through the real `openai` client. Its default responder answers the
+curation prompts correctly from the solution itself; tests swap in broken behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mrtasks.curate.base import Drop
+from mrtasks.curate.llm import LLMAnnotator, LLMConfig, LLMError
+from mrtasks.curate.testing import (
+    FakeOpenAIServer,
+    Reply,
+    oracle_formulas,
+    oracle_reply,
+    request_kind,
+    request_solution,
+)
+from mrtasks.curate.validate import compact
+from mrtasks.trajectory import Trajectory
+from tests.conftest import REPO_ROOT
+
+pytest.importorskip("openai")
+
+SOLUTION = (
+    "Let $f(x) = x^2 - 5x + 6$. Its roots satisfy $x^2 - 5x + 6 = 0$.\n\n"
+    "Factoring gives $(x-2)(x-3) = 0$, so $x = 2$ or $x = 3$.\n\n"
+    "By Vieta's formulas the sum of the roots is $x_1 + x_2 = 5$ and the product is $x_1 x_2 = 6$.\n\n"
+    "Therefore the answer is $\\boxed{5}$."
+)
+
+
+def traj(i: int = 0, solution: str = SOLUTION, kind: str = "computation", answer: str | None = "5") -> Trajectory:
+    return Trajectory(id=f"t{i}", source="test", kind=kind, problem=f"Problem {i}", solution=solution, answer=answer)
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer() as s:
+        yield s
+
+
+def annotator(server: FakeOpenAIServer, **overrides) -> LLMAnnotator:
+    config = dict(base_url=server.base_url, model="fake-r1", concurrency=4, progress=False, backoff_base=0.01)
+    config.update(overrides)
+    return LLMAnnotator(LLMConfig(**config))
+
+
+def formulas_reply(items: list[str]) -> str:
+    return json.dumps({"theorems": items})
+
+
+def by_kind(formulas, steps=oracle_reply):
+    """A responder answering the formula prompt with `formulas` and the step prompt with `steps`."""
+
+    def respond(body):
+        handler = formulas if request_kind(body) == "formulas" else steps
+        return handler(body) if callable(handler) else handler
+
+    return respond
+
+
+# --- valid answers -----------------------------------------------------------------------------
+
+
+def test_annotates_real_math500_solutions(server, shared_data):
+    rows = [json.loads(line) for line in (shared_data / "benchmarks" / "math500.jsonl").open()]
+    rows = [r for r in rows if len(oracle_formulas(r["solution"])) >= 7][:6]
+    inputs = [traj(i, r["solution"], answer=r["answer"]) for i, r in enumerate(rows)]
+
+    out = annotator(server).annotate(inputs)
+
+    assert [o.id for o in out] == [t.id for t in inputs]
+    for t, o in zip(inputs, out):
+        assert isinstance(o, Trajectory), o
+        assert len(o.formulas) >= 7
+        assert all(t.solution[f.start : f.end] == f.text for f in o.formulas)
+        spans = sorted((f.start, f.end) for f in o.formulas)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "formula spans overlap"
+        assert compact("".join(o.steps)) == compact(t.solution)
+    assert len(server.completed()) == 2 * len(inputs)
+
+
+def test_json_in_fences_after_think_is_accepted(server):
+    fenced = (
+        "<think>The key formulas are the factorization and Vieta. {not json}</think>\n"
+        "Here is the answer:\n```json\n"
+        + formulas_reply(["$x_1 + x_2 = 5$", "(x-2)(x-3) = 0", "x^2 - 5x + 6 = 0"])
+        + "\n```"
+    )
+    server.responder = by_kind(fenced)
+
+    [out] = annotator(server).annotate([traj()])
+
+    assert [f.text for f in out.formulas] == ["x_1 + x_2 = 5", "(x-2)(x-3) = 0", "x^2 - 5x + 6 = 0"]
+    assert SOLUTION[out.formulas[0].start - 1] == "$", "span is the content inside the delimiters"
+
+
+def test_latex_with_single_backslashes_is_repaired(server):
+    # Models often write LaTeX in JSON strings without doubling the backslash.
+    server.responder = by_kind('{"theorems": ["\\boxed{5}", "x_1 x_2 = 6"]}')
+
+    [out] = annotator(server, min_formulas=1).annotate([traj()])
+
+    assert [f.text for f in out.formulas] == ["\\boxed{5}", "x_1 x_2 = 6"]
+
+
+# --- invalid answers: retried with a note, then dropped with a counted reason --------------------
+
+
+def test_invalid_json_is_retried_then_dropped(server):
+    server.responder = by_kind("Sure! The key formulas are x^2 and 5.")
+    ann = annotator(server, max_attempts=3)
+
+    [out] = ann.annotate([traj()])
+
+    assert isinstance(out, Drop) and out.reason == "llm_invalid_json"
+    formula_calls = server.completed("formulas")
+    assert len(formula_calls) == 3
+    notes = [c.body["messages"][-1]["content"].count("your previous answer was rejected") for c in formula_calls]
+    assert notes == [0, 1, 1]
+    assert ann.stats["drop:llm_invalid_json"] == 1
+
+
+def test_a_bad_first_answer_is_recovered_on_retry(server):
+    def respond(body):
+        rejected_before = "previous answer was rejected" in body["messages"][-1]["content"]
+        return oracle_reply(body) if rejected_before else "{'theorems': oops"
+
+    server.responder = respond
+    [out] = annotator(server).annotate([traj()])
+
+    assert isinstance(out, Trajectory) and len(out.formulas) == 8
+    assert len(server.completed()) == 4  # two prompts, two attempts each
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ['{"formulas": ["x = 2"]}', '{"theorems": "x = 2"}', '{"theorems": [1, 2]}', '["x = 2"]'],
+    ids=["wrong_key", "not_a_list", "not_strings", "not_an_object"],
+)
+def test_schema_violations_are_dropped(server, answer):
+    server.responder = by_kind(answer)
+    [out] = annotator(server, max_attempts=2).annotate([traj()])
+    assert isinstance(out, Drop)
+    assert out.reason == ("llm_invalid_json" if answer.startswith("[") else "llm_schema")
+
+
+def test_hallucinated_formulas_are_removed_when_enough_remain(server):
+    real = oracle_formulas(SOLUTION)
+    assert len(real) == 8
+    server.responder = by_kind(formulas_reply(real[:4] + ["e^{i\\pi} = -1", "a^2 + b^2 = c^2"] + real[4:]))
+    ann = annotator(server, min_formulas=7)
+
+    [out] = ann.annotate([traj()])
+
+    assert [f.text for f in out.formulas] == real
+    assert ann.stats["formulas_removed"] == 2
+    assert len(server.completed("formulas")) == 1
+
+
+def test_mostly_hallucinated_formulas_are_retried_then_dropped(server):
+    server.responder = by_kind(formulas_reply(["x = 2", "\\int_0^1 x\\,dx", "e^{i\\pi} = -1"]))
+    [out] = annotator(server, min_formulas=7, max_attempts=2).annotate([traj()])
+    assert isinstance(out, Drop) and out.reason == "llm_hallucinated_formulas"
+    assert "e^{i\\\\pi} = -1" in out.detail or "e^{i" in out.detail
+
+
+def test_steps_must_cover_the_solution(server):
+    paragraphs = SOLUTION.split("\n\n")
+    server.responder = by_kind(oracle_reply, json.dumps({"steps": paragraphs[:2]}))
+    [out] = annotator(server, max_attempts=2).annotate([traj()])
+    assert isinstance(out, Drop) and out.reason == "llm_steps_do_not_cover"
+
+
+def test_step_labels_are_stripped_and_light_edits_tolerated(server):
+    paragraphs = SOLUTION.split("\n\n")
+    steps = [f"Step {i + 1}: {p}" for i, p in enumerate(paragraphs)]
+    steps[2] = steps[2].replace("By Vieta's formulas", "By Vieta formulas")  # a light edit
+    server.responder = by_kind(oracle_reply, json.dumps({"steps": steps}))
+
+    [out] = annotator(server).annotate([traj()])
+
+    assert out.steps[0] == paragraphs[0]
+    assert not any(s.startswith("Step") for s in out.steps)
+
+
+# --- transport: 429, 5xx, malformed bodies, bad keys ---------------------------------------------
+
+
+def test_429_then_success_honours_retry_after(server):
+    seen: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def respond(body):
+        with lock:
+            seen[request_kind(body)] += 1
+            first = seen[request_kind(body)] == 1
+        return Reply(status=429, headers={"Retry-After": "0.2"}) if first else oracle_reply(body)
+
+    server.responder = respond
+    ann = annotator(server)
+    start = time.monotonic()
+    [out] = ann.annotate([traj()])
+
+    assert isinstance(out, Trajectory)
+    assert [r.status for r in server.completed("formulas")] == [429, 200]
+    assert ann.stats["transport_retries"] == 2
+    assert time.monotonic() - start >= 0.2
+
+
+def test_persistent_5xx_becomes_api_error_drop(server):
+    server.responder = lambda body: Reply(status=503)
+    [out] = annotator(server, max_retries=2).annotate([traj()])
+    assert isinstance(out, Drop) and out.reason == "llm_api_error" and "503" in out.detail
+    assert len(server.completed("formulas")) == 3
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(body="<html>Bad Gateway</html>", headers={"Content-Type": "text/html"}),
+        Reply(body='{"object": "chat.completion"}'),
+        Reply(body='{"choices": []}'),
+        Reply(content=None),
+    ],
+    ids=["html", "no_choices", "empty_choices", "null_content"],
+)
+def test_malformed_responses_are_counted_drops(server, reply):
+    server.responder = lambda body: reply
+    ann = annotator(server, max_attempts=2)
+    [out] = ann.annotate([traj()])
+    assert isinstance(out, Drop) and out.reason == "llm_malformed_response"
+    assert len(ann.cache) == 0, "malformed answers are not cached"
+
+
+def test_rejected_key_stops_the_run_with_a_clear_error(server):
+    server.responder = lambda body: Reply(status=401)
+    with pytest.raises(LLMError, match="API key"):
+        annotator(server).annotate([traj()])
+
+
+def test_unreachable_endpoint_is_an_api_error_drop():
+    with FakeOpenAIServer() as s:
+        url = s.base_url  # a port nobody listens on once the server stops
+    ann = LLMAnnotator(LLMConfig(model="m", base_url=url, max_retries=1, backoff_base=0.01, progress=False))
+    [out] = ann.annotate([traj()])
+    assert isinstance(out, Drop) and out.reason == "llm_api_error"
+
+
+# --- concurrency and cache ---------------------------------------------------------------------
+
+
+def test_concurrency_is_bounded(server):
+    inflight, peak, lock = [0], [0], threading.Lock()
+
+    def respond(body):
+        with lock:
+            inflight[0] += 1
+            peak[0] = max(peak[0], inflight[0])
+        time.sleep(0.05)
+        with lock:
+            inflight[0] -= 1
+        return oracle_reply(body)
+
+    server.responder = respond
+    out = annotator(server, concurrency=3).annotate([traj(i, SOLUTION + f" ({i})") for i in range(8)])
+    assert all(isinstance(o, Trajectory) for o in out)
+    assert peak[0] == 3
+
+
+def test_rerun_with_the_cache_makes_zero_calls(server, tmp_path):
+    inputs = [traj(i, SOLUTION + f" Case {i}.") for i in range(5)]
+    first = annotator(server, cache_path=tmp_path / "llm.sqlite").annotate(inputs)
+    calls = len(server.log)
+
+    again = annotator(server, cache_path=tmp_path / "llm.sqlite")
+    second = again.annotate(inputs)
+
+    assert len(server.log) == calls == 10
+    assert again.stats["requests"] == 0 and again.stats["cache_hits"] == 10
+    assert [o.to_dict() for o in second] == [o.to_dict() for o in first]
+
+
+def test_identical_inputs_share_one_call(server):
+    out = annotator(server).annotate([traj(0), traj(1)])  # same solution, two ids
+    assert [o.id for o in out] == ["t0", "t1"]
+    assert len(server.completed()) == 2
+
+
+def test_annotate_works_inside_a_running_event_loop(server):
+    async def caller():
+        return annotator(server).annotate([traj()])
+
+    [out] = asyncio.run(caller())
+    assert isinstance(out, Trajectory)
+
+
+_WORKER = """
+import json, sys
+from mrtasks.curate.llm import LLMAnnotator, LLMConfig
+from mrtasks.trajectory import Trajectory
+base_url, cache, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+solution = {solution!r}
+items = [Trajectory(id=f"t{{i}}", source="s", kind="proof", problem="p", solution=solution + f" Case {{i}}.")
+         for i in range(n)]
+ann = LLMAnnotator(LLMConfig(model="fake-r1", base_url=base_url, concurrency=2, cache_path=cache, progress=False))
+ann.annotate(items)
+"""
+
+
+def test_killed_build_resumes_with_zero_repeated_calls(server, tmp_path):
+    n, answered_before_kill = 10, 7
+    served = [0]
+    lock = threading.Lock()
+
+    def respond_then_stall(body):
+        with lock:
+            served[0] += 1
+            stall = served[0] > answered_before_kill
+        return Reply(hang=True) if stall else oracle_reply(body)
+
+    server.responder = respond_then_stall
+    cache = tmp_path / "llm.sqlite"
+    worker = subprocess.Popen(
+        [sys.executable, "-c", _WORKER.format(solution=SOLUTION), server.base_url, str(cache), str(n)],
+        cwd=REPO_ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(server.log) < answered_before_kill + 2:  # both slots stuck on unanswered calls
+            assert worker.poll() is None, "the worker exited early"
+            assert time.monotonic() < deadline, "the worker never got that far"
+            time.sleep(0.05)
+    finally:
+        worker.kill()
+        worker.wait()
+    assert len(server.completed()) == answered_before_kill
+
+    server.responder = oracle_reply
+    items = [
+        Trajectory(id=f"t{i}", source="s", kind="proof", problem="p", solution=SOLUTION + f" Case {i}.")
+        for i in range(n)
+    ]
+    resumed = annotator(server, concurrency=2, cache_path=cache)
+    out = resumed.annotate(items)
+
+    assert all(isinstance(o, Trajectory) for o in out)
+    assert resumed.stats["cache_hits"] == answered_before_kill
+    answered = [r.key for r in server.completed()]
+    assert len(answered) == 2 * n, "every call answered exactly once across both runs"
+    assert len(set(answered)) == len(answered), "no call was paid for twice"
+
+
+# --- refine ------------------------------------------------------------------------------------
+
+RAMBLING = "We need $x + 1 = 3$.\nWait, let me double-check that.\nSo $x = 2$ and the answer is $\\boxed{2}$."
+
+
+def test_refine_is_a_no_op_unless_enabled(server):
+    items = [traj(0, RAMBLING, answer="2")]
+    assert annotator(server).refine(items) == items
+    assert server.log == []
+
+
+def test_refine_rewrites_computations_only(server, tmp_path):
+    items = [traj(0, RAMBLING, answer="2"), traj(1, RAMBLING, kind="proof", answer=None)]
+    ann = annotator(server, refine=True, cache_path=tmp_path / "c.sqlite")
+
+    computation, proof = ann.refine(items)
+
+    assert computation.solution == "We need $x + 1 = 3$.\nSo $x = 2$ and the answer is $\\boxed{2}$."
+    assert proof.solution == RAMBLING
+    assert [request_kind(r.body) for r in server.log] == ["refine"]
+    assert request_solution(server.log[0].body) == RAMBLING
+
+    annotator(server, refine=True, cache_path=tmp_path / "c.sqlite").refine(items)
+    assert len(server.log) == 1, "the refine pass is cached too"
+
+
+def test_refine_that_loses_the_answer_is_dropped(server):
+    server.responder = lambda body: "<think>hmm</think>We need $x + 1 = 3$, so $x = 7$."
+    [out] = annotator(server, refine=True, max_attempts=2).refine([traj(0, RAMBLING, answer="2")])
+    assert isinstance(out, Drop) and out.reason == "llm_refine_lost_answer"
+    assert len(server.log) == 2
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="model"):
+        LLMConfig(model="")
+    with pytest.raises(ValueError):
+        LLMConfig(model="m", concurrency=0)
+
+
+def test_cache_file_that_is_not_sqlite_is_a_clear_error(tmp_path: Path):
+    bad = tmp_path / "cache.sqlite"
+    bad.write_text("this is not a database" * 100)
+    with pytest.raises(ValueError, match="not a usable sqlite database"):
+        LLMAnnotator(LLMConfig(model="m", cache_path=bad))

@@ -93,3 +93,54 @@ def build_tiny_model(
     model.generation_config.pad_token_id = config.pad_token_id
     model.save_pretrained(out)
     return out
+
+
+def teach(
+    model_dir: str | Path,
+    examples: list[tuple[list[dict[str, str]], str]],
+    *,
+    steps: int = 100,
+    lr: float = 3e-3,
+    batch_size: int = 8,
+    seed: int = 0,
+) -> Path:
+    """Fine-tune the model in `model_dir` in place on (chat prompt, completion) pairs; return the path.
+
+    A random tiny model never writes `\\boxed{...}`, so every reward would be 0 and GRPO would
+    see no signal. A short supervised warm-up on reference answers teaches the format, so sampled
+    completions at temperature 1 score unevenly (some right, some partly right, some unparsable),
+    which is what a smoke test of reward wiring needs. The loss is on completion tokens only.
+    """
+    import random
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    rows = []
+    for messages, completion in examples:
+        prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        p_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        c_ids = tokenizer(completion + tokenizer.eos_token, add_special_tokens=False)["input_ids"]
+        rows.append((p_ids + c_ids, [-100] * len(p_ids) + c_ids))
+    if not rows:
+        raise ValueError("teach needs at least one (prompt, completion) example")
+
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    model.train()
+    pad = tokenizer.pad_token_id
+    for _ in range(steps):
+        batch = rng.sample(rows, min(batch_size, len(rows)))
+        width = max(len(ids) for ids, _ in batch)
+        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch])
+        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch])
+        attention = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch])
+        loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.save_pretrained(model_dir)
+    return Path(model_dir)

@@ -26,37 +26,36 @@ STAGE1_TASKS = ("masked_then_fill", "step_reordering")
 STAGE2_CONFIG = "outcome"
 
 
+def _f(default: Any, help: str, **kw: Any) -> Any:
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class RunConfig:
     """The keys of a recipe that are ours (everything else goes to TRL's `GRPOConfig`)."""
 
-    model_name_or_path: str = ""
-    """Base model (Hub id or local folder). Stage II of a two-stage run uses Stage I's output instead."""
-    stage: int = 1
-    """1: process rewards on a Stage I task; 2: the outcome reward (also the GRPO baseline)."""
-    task: str | None = None
-    """Stage I task and dataset config: masked_then_fill or step_reordering (None for Stage II)."""
-    dataset: str = "mr-rlvr/tasks"
-    """Hub id or a local folder written by `python -m mrtasks.build`."""
-    dataset_config: str | None = None
-    """Dataset config; None: the task for Stage I, `outcome` for Stage II."""
-    train_split: str = "train"
-    eval_split: str | None = None
-    """Validation split, used only when `eval_strategy` is not `no` (generation costs as much as training)."""
-    max_train_samples: int | None = None
-    """Keep the first N rows after filtering (smoke tests, data-scale ablations such as the paper's 1k/3k)."""
-    reward_funcs: list[str] = field(default_factory=list)
-    """Reward names from `mrtasks.rewards` (mask_fill, step_order, outcome, process, format)."""
-    max_prompt_length: int | None = None
-    """TRL 1.x has no prompt limit: longer prompts (chat template applied) are dropped and counted."""
-    rollout_batch_prompts: int | None = None
-    """verl `data.train_batch_size` (paper: 512 prompts per rollout); sets TRL's `generation_batch_size`."""
-    mini_batch_prompts: int | None = None
-    """verl `ppo_mini_batch_size` (paper: 64 prompts per optimizer step); sets `gradient_accumulation_steps`."""
-    use_vllm: str = "auto"
-    """auto: vLLM (colocate) when it is installed and CUDA is available; true/false force it."""
-    dtype: str = "auto"
-    """Model weights dtype passed to `from_pretrained` (auto, bfloat16, float32...)."""
+    model_name_or_path: str = _f("", "base model, Hub id or local folder (Stage II of a two-stage run: Stage I's output)")
+    stage: int = _f(1, "1: a Stage I task with its process reward; 2: the outcome reward (also the GRPO baseline)")
+    task: str | None = _f(None, "Stage I task and dataset config: masked_then_fill or step_reordering")
+    dataset: str = _f("mr-rlvr/tasks", "Hub id or a local folder written by `python -m mrtasks.build`")
+    dataset_config: str | None = _f(None, "dataset config; default: the task for Stage I, `outcome` for Stage II")
+    train_split: str = _f("train", "training split")
+    eval_split: str | None = _f(None, "validation split, used only when eval_strategy is not `no`")
+    max_train_samples: int | None = _f(None, "keep the first N prompts after filtering (smoke runs, 1k/3k ablations)")
+    reward_funcs: list[str] = _f([], "reward names from mrtasks.rewards: mask_fill, step_order, outcome, process, format")
+    max_prompt_length: int | None = _f(
+        None, "drop (and count) prompts longer than this many tokens, chat template applied; TRL 1.x has no limit"
+    )
+    rollout_batch_prompts: int | None = _f(
+        None, "verl train_batch_size: prompts per rollout (paper 512); sets generation_batch_size = this x num_generations"
+    )
+    mini_batch_prompts: int | None = _f(
+        None, "verl ppo_mini_batch_size: prompts per optimizer step (paper 64); sets gradient_accumulation_steps"
+    )
+    use_vllm: str = _f("auto", "auto (vLLM colocate when installed and CUDA is present), true or false")
+    dtype: str = _f("auto", "weights dtype for from_pretrained: auto, bfloat16, float32")
 
 
 _RUN_FIELDS = {f.name for f in dataclasses.fields(RunConfig)}

@@ -163,6 +163,8 @@ def choose_vllm(setting: str) -> bool:
 def weights_fingerprint(model: Any) -> str:
     """sha256 of the first and last parameter tensors: cheap evidence of which weights a model holds."""
     params = [p for _, p in model.named_parameters()]
+    if any(p.numel() == 0 or hasattr(p, "ds_id") for p in (params[0], params[-1])):
+        return "unavailable: parameters are sharded (DeepSpeed ZeRO-3)"
     h = hashlib.sha256()
     for p in (params[0], params[-1]):
         h.update(p.detach().float().cpu().contiguous().numpy().tobytes())
@@ -317,7 +319,8 @@ def build_specs(
 def _epilog() -> str:
     lines = ["overrides (key=value, type-checked; any RunConfig field below or any trl.GRPOConfig field):"]
     for f in dataclasses.fields(RunConfig):
-        lines.append(f"  {f.name}")
+        lines.append(f"  {f.name:<22} {f.metadata['help']} (default: {f.default if f.default_factory is dataclasses.MISSING else f.default_factory()!r})")
+    lines.append("  <any GRPOConfig field> e.g. max_steps=10 learning_rate=1e-5 num_generations=8 save_steps=50 report_to=wandb")
     lines += [
         "",
         "recipes: " + ", ".join(list_recipes()),

@@ -1,0 +1,33 @@
+"""Reward functions for MR-RLVR, in TRL's format: `f(completions, **columns) -> list[float | None]`.
+
+    from mrtasks.rewards import get_reward, list_rewards
+    reward_funcs = [get_reward("process")]          # Stage I (masked_then_fill + step_reordering)
+    reward_funcs = [get_reward("outcome")]          # Stage II
+
+Names: `mask_fill`, `step_order`, `outcome`, `process` (dispatches on the row's `task`), `format`.
+Every function accepts string or chat completions, returns floats in [0, 1] (None for rows
+of another task), never raises on any text and bounds the time spent per item.
+"""
+
+from mrtasks.rewards.registry import RewardFunc, get_reward, list_rewards, register  # noqa: I001
+from mrtasks.rewards.mask_fill import mask_fill_reward
+from mrtasks.rewards.step_order import step_order_reward
+from mrtasks.rewards.outcome import outcome_reward
+from mrtasks.rewards.process import process_reward
+from mrtasks.rewards.format import format_reward
+from mrtasks.rewards.equivalence import is_equal
+from mrtasks.rewards.parsing import extract_answer
+
+__all__ = [
+    "RewardFunc",
+    "register",
+    "get_reward",
+    "list_rewards",
+    "mask_fill_reward",
+    "step_order_reward",
+    "outcome_reward",
+    "process_reward",
+    "format_reward",
+    "is_equal",
+    "extract_answer",
+]

@@ -1,0 +1,36 @@
+"""Entry point of one reward worker process (`python -m mrtasks.rewards._worker IN_FD OUT_FD`).
+
+Started by `pool.TimedPool` as a fresh interpreter, so it never re-imports the parent's
+`__main__` (a training script) and never inherits its threads. It preloads the slow tier,
+says "ready", then answers `(index, fn, args)` requests with `(index, result)`.
+"""
+
+from __future__ import annotations
+
+import sys
+from multiprocessing.connection import Connection
+
+
+def serve(inbox: Connection, outbox: Connection) -> None:
+    import mathruler.grader  # noqa: F401 - preload: the first item should not pay for it
+
+    import mrtasks.rewards.equivalence  # noqa: F401
+
+    outbox.send("ready")
+    while True:
+        try:
+            msg = inbox.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        index, fn, args = msg
+        try:
+            result = fn(*args)
+        except Exception:  # noqa: BLE001 - the caller's default stands for any failure
+            result = None
+        outbox.send((index, result))
+
+
+if __name__ == "__main__":
+    serve(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False))

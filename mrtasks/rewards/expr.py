@@ -1,0 +1,382 @@
+"""A small, safe evaluator for LaTeX math: parse once into a tuple AST, evaluate at points.
+
+It decides most answer comparisons without sympy: exact rationals where possible (so `0.5`
+equals `\\frac{1}{2}` and `0.333` does not equal `\\frac13`), floats for `\\pi`, roots and
+functions, and random probe points for free variables (two expressions that agree at several
+generic points are taken as equal). Nothing is ever `eval`-ed, and every size is bounded:
+huge powers, factorials and nesting raise `ExprError` instead of hanging.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Union
+
+Value = Union[Fraction, float]
+Node = tuple
+
+MAX_LEN = 400
+MAX_DEPTH = 40
+MAX_BITS = 20_000
+MAX_FACTORIAL = 170
+
+
+class ExprError(ValueError):
+    """The text is outside the supported grammar, or evaluating it would be unbounded."""
+
+
+_FUNCS = {
+    "sin": math.sin, "cos": math.cos, "tan": math.tan,
+    "cot": lambda x: 1 / math.tan(x), "sec": lambda x: 1 / math.cos(x), "csc": lambda x: 1 / math.sin(x),
+    "arcsin": math.asin, "arccos": math.acos, "arctan": math.atan,
+    "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh,
+    "ln": math.log, "log": math.log, "exp": math.exp,
+}  # fmt: skip
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
+    "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon", "phi", "varphi",
+    "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Sigma", "Phi", "Psi", "Omega",
+}  # fmt: skip
+_WORD_FUNCS = "arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|ln|log|exp|sqrt|pi"
+_TOKEN = re.compile(
+    rf"(?P<hex>0[xX][0-9a-fA-F]+)|(?P<num>\d+\.?\d*|\.\d+)|(?P<cmd>\\[a-zA-Z]+|\\[{{}}|])"
+    rf"|(?P<word>(?:{_WORD_FUNCS})(?![a-zA-Z]))|(?P<ch>\S)"
+)
+
+
+def tokenize(text: str) -> list[str]:
+    if len(text) > MAX_LEN:
+        raise ExprError("too long")
+    tokens = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        if m.lastgroup == "word":
+            tok = "\\" + tok
+        tokens.append(tok)
+    return tokens
+
+
+class _Parser:
+    """Recursive descent over the tokens. Grammar (loosest first): sum, product (explicit or
+    implicit), unary sign, power, postfix `!`, atom."""
+
+    def __init__(self, tokens: list[str]):
+        self.toks = tokens
+        self.pos = 0
+        self.depth = 0
+
+    def peek(self) -> str | None:
+        return self.toks[self.pos] if self.pos < len(self.toks) else None
+
+    def take(self) -> str:
+        tok = self.peek()
+        if tok is None:
+            raise ExprError("unexpected end")
+        self.pos += 1
+        return tok
+
+    def expect(self, tok: str) -> None:
+        if self.take() != tok:
+            raise ExprError(f"expected {tok}")
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ExprError("nested too deeply")
+
+    def parse(self) -> Node:
+        node = self.sum()
+        if self.peek() is not None:
+            raise ExprError(f"unexpected {self.peek()!r}")
+        return node
+
+    def sum(self) -> Node:
+        self.enter()
+        node = self.product()
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            rhs = self.product()
+            node = ("add", node, rhs if op == "+" else ("neg", rhs))
+        self.depth -= 1
+        return node
+
+    def _starts_atom(self, tok: str | None) -> bool:
+        if tok is None:
+            return False
+        if tok in ("(", "{", "|") or tok[0].isdigit() or tok[0] == "." or tok[0].isalpha():
+            return True
+        return tok.startswith("\\") and tok not in ("\\cdot", "\\times", "\\div", "\\}", "\\pm", "\\mp")
+
+    def product(self) -> Node:
+        node = self.unary()
+        while True:
+            tok = self.peek()
+            if tok in ("*", "\\cdot", "\\times"):
+                self.take()
+                node = ("mul", node, self.unary())
+            elif tok in ("/", "\\div"):
+                self.take()
+                node = ("div", node, self.unary())
+            elif self._starts_atom(tok) and tok != "|":
+                # a digit literal right before \frac{int}{int} is a mixed number: 2\frac12 = 5/2
+                rhs = self.power()
+                if node[0] == "num" and rhs[0] == "frac_lit" and node[1] >= 0:
+                    node = ("add", node, rhs)
+                else:
+                    node = ("mul", node, rhs)
+            else:
+                return node
+
+    def unary(self) -> Node:
+        tok = self.peek()
+        if tok == "-":
+            self.take()
+            return ("neg", self.unary())
+        if tok == "+":
+            self.take()
+            return self.unary()
+        return self.power()
+
+    def power(self) -> Node:
+        self.enter()
+        base = self.postfix()
+        if self.peek() == "^":
+            self.take()
+            base = ("pow", base, self.tex_arg(allow_sign=True))
+        self.depth -= 1
+        return base
+
+    def postfix(self) -> Node:
+        node = self.atom()
+        while self.peek() == "!":
+            self.take()
+            node = ("fact", node)
+        return node
+
+    def tex_arg(self, allow_sign: bool = False) -> Node:
+        """A LaTeX argument: `{...}` or a single character/token (`\\frac12`, `x^23` = x^2*3)."""
+        tok = self.peek()
+        if tok == "{":
+            self.take()
+            node = self.sum()
+            self.expect("}")
+            return node
+        if allow_sign and tok == "-":
+            self.take()
+            return ("neg", self.tex_arg())
+        if tok is not None and tok[0].isdigit() and len(tok) > 1 and "." not in tok:
+            self.toks[self.pos] = tok[1:]
+            return ("num", Fraction(int(tok[0])))
+        return self.atom()
+
+    def atom(self) -> Node:
+        self.enter()
+        tok = self.take()
+        node: Node
+        if tok[0].isdigit() or tok[0] == ".":
+            node = ("num", Fraction(int(tok, 16)) if tok[:2] in ("0x", "0X") else Fraction(tok))
+        elif tok in ("(", "{"):
+            node = self.sum()
+            self.expect(")" if tok == "(" else "}")
+        elif tok == "|":
+            node = ("abs", self.sum())
+            self.expect("|")
+        elif tok.isalpha() and len(tok) == 1:
+            node = ("const", math.e) if tok == "e" else ("var", tok + self.subscript())
+        elif tok.startswith("\\"):
+            node = self.command(tok[1:])
+        else:
+            raise ExprError(f"unsupported token {tok!r}")
+        self.depth -= 1
+        return node
+
+    def subscript(self) -> str:
+        if self.peek() != "_":
+            return ""
+        self.take()
+        tok = self.take()
+        if tok != "{":
+            return "_" + tok
+        parts = []
+        while self.peek() not in ("}", None):
+            parts.append(self.take())
+        self.expect("}")
+        return "_{" + "".join(parts) + "}"
+
+    def command(self, name: str) -> Node:
+        if name == "frac":
+            num, den = self.tex_arg(), self.tex_arg()
+            if num[0] == "num" and den[0] == "num":
+                return ("frac_lit", num, den)
+            return ("div", num, den)
+        if name in ("binom", "dbinom", "tbinom"):
+            return ("binom", self.tex_arg(), self.tex_arg())
+        if name == "sqrt":
+            index: Node = ("num", Fraction(2))
+            if self.peek() == "[":
+                self.take()
+                index = self.sum()
+                self.expect("]")
+            return ("root", self.tex_arg(), index)
+        if name == "pi":
+            return ("const", math.pi)
+        if name == "infty":
+            return ("const", math.inf)
+        if name in _GREEK:
+            return ("var", name + self.subscript())
+        if name in _FUNCS:
+            base: Node | None = None
+            if name == "log" and self.peek() == "_":
+                self.take()
+                base = self.tex_arg()
+            power = None
+            if self.peek() == "^":
+                self.take()
+                power = self.tex_arg(allow_sign=True)
+            arg = self.atom() if self.peek() in ("(", "{") else self.power()
+            node: Node = ("func", name, arg)
+            if base is not None:
+                node = ("div", node, ("func", "ln", base))
+            return ("pow", node, power) if power is not None else node
+        raise ExprError(f"unsupported command \\{name}")
+
+
+def parse(text: str) -> Node:
+    """Parse normalized LaTeX (see `equivalence.normalize`) into an AST; raises ExprError."""
+    try:
+        return _Parser(tokenize(text)).parse()
+    except RecursionError as exc:  # pragma: no cover - MAX_DEPTH keeps well below the limit
+        raise ExprError("nested too deeply") from exc
+
+
+def variables(node: Node) -> frozenset[str]:
+    if node[0] == "var":
+        return frozenset([node[1]])
+    out: frozenset[str] = frozenset()
+    for child in node[1:]:
+        if isinstance(child, tuple):
+            out |= variables(child)
+    return out
+
+
+def _check(value: Value) -> Value:
+    if isinstance(value, Fraction):
+        if max(value.numerator.bit_length(), value.denominator.bit_length()) > MAX_BITS:
+            raise ExprError("number too large")
+        return value
+    if isinstance(value, complex) or math.isnan(value):
+        raise ExprError("not a real number")
+    return value
+
+
+def _pow(base: Value, exp: Value) -> Value:
+    if isinstance(exp, Fraction) and exp.denominator == 1:
+        e = exp.numerator
+        if isinstance(base, Fraction):
+            if base in (0, 1, -1):
+                if base == 0 and e < 0:
+                    raise ExprError("division by zero")
+                return base**e
+            bits = max(base.numerator.bit_length(), base.denominator.bit_length())
+            if bits * abs(e) <= MAX_BITS:
+                return base**e
+        if abs(e) > 10**6:
+            raise ExprError("exponent too large")
+        try:
+            return float(base) ** e
+        except (OverflowError, ZeroDivisionError) as exc:
+            raise ExprError("power out of range") from exc
+    try:
+        result = float(base) ** float(exp)
+    except (OverflowError, ZeroDivisionError) as exc:
+        raise ExprError("power out of range") from exc
+    if isinstance(result, complex):
+        raise ExprError("complex power")
+    return result
+
+
+def evaluate(node: Node, env: dict[str, float]) -> Value:
+    """Value of `node` with variables from `env`: a Fraction when exact, else a float."""
+    kind = node[0]
+    try:
+        if kind == "num":
+            return node[1]
+        if kind == "const":
+            return node[1]
+        if kind == "var":
+            return env[node[1]]
+        if kind == "neg":
+            return -evaluate(node[1], env)
+        if kind == "add":
+            return _check(evaluate(node[1], env) + evaluate(node[2], env))
+        if kind == "mul":
+            return _check(evaluate(node[1], env) * evaluate(node[2], env))
+        if kind in ("div", "frac_lit"):
+            return _check(evaluate(node[1], env) / evaluate(node[2], env))
+        if kind == "pow":
+            return _check(_pow(evaluate(node[1], env), evaluate(node[2], env)))
+        if kind == "abs":
+            return abs(evaluate(node[1], env))
+        if kind == "root":
+            radicand, index = evaluate(node[1], env), evaluate(node[2], env)
+            if radicand < 0 or index == 0:
+                raise ExprError("root of a negative number")
+            if isinstance(radicand, Fraction) and index == 2:
+                n, d = math.isqrt(radicand.numerator), math.isqrt(radicand.denominator)
+                if n * n == radicand.numerator and d * d == radicand.denominator:
+                    return Fraction(n, d)
+            return _pow(radicand, 1 / float(index))
+        if kind == "fact":
+            value = evaluate(node[1], env)
+            if not (isinstance(value, Fraction) and value.denominator == 1 and 0 <= value <= MAX_FACTORIAL):
+                raise ExprError("factorial of a non-small integer")
+            return Fraction(math.factorial(int(value)))
+        if kind == "binom":
+            n, k = evaluate(node[1], env), evaluate(node[2], env)
+            if not all(isinstance(v, Fraction) and v.denominator == 1 and 0 <= v <= 10_000 for v in (n, k)):
+                raise ExprError("binomial of non-small integers")
+            return Fraction(math.comb(int(n), int(k)))
+        if kind == "func":
+            return _check(_FUNCS[node[1]](float(evaluate(node[2], env))))
+    except (ZeroDivisionError, OverflowError, ValueError, TypeError, KeyError) as exc:
+        if isinstance(exc, ExprError):
+            raise
+        raise ExprError(f"cannot evaluate: {exc}") from exc
+    raise ExprError(f"unknown node {kind}")
+
+
+def probe_points(names: frozenset[str], count: int = 3) -> list[dict[str, float]]:
+    """Deterministic generic points: distinct, non-integer, positive and negative values."""
+    ordered = sorted(names)
+    points = []
+    for k in range(count):
+        point = {}
+        for j, name in enumerate(ordered):
+            frac = ((j + 1) * 0.6180339887498949 + (k + 1) * 0.4142135623730951) % 1.0
+            point[name] = (0.35 + 1.9 * frac) * (-1 if (j + k) % 3 == 2 else 1)
+        points.append(point)
+    return points
+
+
+def values_equal(a: Value, b: Value) -> bool:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a == b
+    fa, fb = float(a), float(b)
+    if math.isinf(fa) or math.isinf(fb):
+        return fa == fb
+    return math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def same_value(a: Node, b: Node) -> bool | None:
+    """True/False when both evaluate at every probe point, None when either cannot be evaluated."""
+    names = variables(a) | variables(b)
+    for env in probe_points(names) if names else [{}]:
+        try:
+            va, vb = evaluate(a, env), evaluate(b, env)
+        except ExprError:
+            return None
+        if not values_equal(va, vb):
+            return False
+    return True

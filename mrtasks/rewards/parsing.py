@@ -1,0 +1,183 @@
+"""Pull the graded text out of a completion: the final answer region, the last boxed answer,
+its top-level parts and step orders.
+
+Everything here is pure string work on untrusted text: linear (or near-linear) time, no
+evaluation, no exceptions on any `str`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+BOX_COMMANDS = ("\\boxed", "\\fbox")
+MAX_BOX_TRIES = 8
+"""How many trailing `\\boxed` occurrences to try when the last ones never close."""
+OPENERS, CLOSERS = "{([", "})]"
+
+
+def completion_text(completion: Any) -> str:
+    """The text of one completion: a plain string, or the last assistant message of a chat.
+
+    Chat completions are lists of `{"role", "content"}` dicts (TRL's conversational format);
+    content may itself be a list of `{"type": "text", "text": ...}` parts. Anything else is "".
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, dict):
+        completion = [completion]
+    if isinstance(completion, (list, tuple)):
+        for message in reversed(completion):
+            if not isinstance(message, dict):
+                continue
+            if message.get("role", "assistant") != "assistant":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, (list, tuple)):
+                return "".join(
+                    p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+                )
+            return ""
+    return ""
+
+
+def answer_region(text: str) -> str:
+    """The text after the last `</think>`; "" when a `<think>` block never closes.
+
+    R1-style models box candidate answers while thinking; only the final answer counts.
+    """
+    close = text.rfind(THINK_CLOSE)
+    if close >= 0:
+        return text[close + len(THINK_CLOSE) :]
+    if THINK_OPEN in text:
+        return ""
+    return text
+
+
+_BRACE = re.compile(r"[{}]")
+
+
+def _closing_brace(text: str, open_pos: int) -> int:
+    """Index of the `}` matching the `{` at `open_pos`, or -1."""
+    depth = 0
+    for m in _BRACE.finditer(text, open_pos):
+        if m.group(0) == "{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return m.start()
+    return -1
+
+
+def _box_argument(text: str, start: int) -> str | None:
+    """The argument of a box command whose name ends right before `start`."""
+    i = start
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    if i < len(text) and text[i] == "{":
+        end = _closing_brace(text, i)
+        return None if end < 0 else text[i + 1 : end]
+    if i == start:  # `\boxedx` is another command, `\boxed 5` needs the space
+        return None
+    m = re.match(r"[^\s$]+", text[i:])  # `\boxed 5`: the next token
+    return m.group(0) if m else None
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last `\\boxed{...}` / `\\fbox{...}` / `\\boxed 5` that closes, else None.
+
+    Nested braces are matched; the content is stripped of surrounding whitespace.
+    """
+    candidates: list[tuple[int, int]] = []
+    for cmd in BOX_COMMANDS:
+        pos = len(text)
+        for _ in range(MAX_BOX_TRIES):
+            pos = text.rfind(cmd, 0, pos)
+            if pos < 0:
+                break
+            candidates.append((pos, pos + len(cmd)))
+    for pos, arg_start in sorted(candidates, reverse=True)[:MAX_BOX_TRIES]:
+        arg = _box_argument(text, arg_start)
+        if arg is not None:
+            return arg.strip()
+    return None
+
+
+def extract_answer(completion: Any) -> str | None:
+    """The last boxed answer of a completion's final answer region (None when there is none)."""
+    return last_boxed(answer_region(completion_text(completion)))
+
+
+def split_top_level(text: str, sep: str = ";") -> list[str]:
+    """Split on `sep` outside any `{}`, `()` or `[]` group; parts are stripped.
+
+    One depth counter serves all bracket kinds, so half-open intervals like `[0, 1)` balance.
+    """
+    parts, depth, last = [], 0, 0
+    for i, c in enumerate(text):
+        if c in OPENERS:
+            depth += 1
+        elif c in CLOSERS:
+            depth = max(depth - 1, 0)
+        elif c == sep and depth == 0:
+            parts.append(text[last:i].strip())
+            last = i + 1
+    parts.append(text[last:].strip())
+    return parts
+
+
+_WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+_TEXT_CMD = re.compile(r"^\\(?:text|textbf|textrm|mathrm|mathbf|mbox|textnormal)\s*\{")
+
+
+def strip_wrappers(text: str) -> str:
+    """Remove what surrounds an answer without changing it: whitespace, math delimiters,
+    a whole-answer `\\text{...}`, `\\displaystyle`, a trailing period."""
+    prev = None
+    while text != prev:
+        prev = text
+        text = text.strip()
+        if text.endswith(".") and not re.search(r"\d\.$", text[-2:]):
+            text = text[:-1].rstrip()
+        for left, right in _WRAPPERS:
+            if len(text) >= len(left) + len(right) and text.startswith(left) and text.endswith(right):
+                text = text[len(left) : len(text) - len(right)]
+                break
+        if text.startswith("\\displaystyle"):
+            text = text[len("\\displaystyle") :]
+        m = _TEXT_CMD.match(text)
+        if m and _closing_brace(text, m.end() - 1) == len(text) - 1:
+            text = text[m.end() : -1]
+    return text
+
+
+_ARROWS = re.compile(
+    r"\\(?:longrightarrow|rightarrow|Rightarrow|Longrightarrow|to|mapsto)(?![a-zA-Z])|->|=>|→|⟶|⇒|➔|>"
+)
+_STEP_WORD = re.compile(r"(?i)\bsteps?\b\.?")
+_NOISE = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}|\\left|\\right|\\quad|\\qquad|\\[,;:! ]|~")
+_ORDER_TOKEN = re.compile(r"\d{1,6}")
+_ORDER_SEPARATORS = re.compile(r"^[\s,;\[\](){}]*$")
+
+
+def parse_order(text: str | None) -> list[int] | None:
+    """Parse a step order such as `2, 5, 0`, `2 \\to 5 \\to 0`, `2 -> 5`, `Step 2, Step 5`.
+
+    Returns None when anything other than numbers, separators, arrows and the word "Step"
+    remains, so prose or formulas never pass as an order.
+    """
+    if text is None:
+        return None
+    text = _NOISE.sub(lambda m: m.group(1) or " ", strip_wrappers(text))
+    text = _ARROWS.sub(",", text)
+    text = _STEP_WORD.sub(" ", text)
+    numbers = [int(m.group(0)) for m in _ORDER_TOKEN.finditer(text)]
+    rest = _ORDER_TOKEN.sub(" ", text)
+    if not numbers or not _ORDER_SEPARATORS.match(rest):
+        return None
+    return numbers

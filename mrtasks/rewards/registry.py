@@ -1,0 +1,88 @@
+"""The reward registry and what every reward function shares.
+
+A reward function follows TRL's convention: `f(completions, **columns) -> list[float | None]`,
+one entry per completion, `None` for rows of another task (TRL then ignores that function for
+that row, so several task-specific rewards can share a mixed dataset).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+RewardFunc = Callable[..., list[float | None]]
+_REGISTRY: dict[str, RewardFunc] = {}
+
+
+def register(name: str) -> Callable[[RewardFunc], RewardFunc]:
+    """Decorator: add a reward function under `name` (its `__name__` is what TRL logs)."""
+
+    def deco(fn: RewardFunc) -> RewardFunc:
+        if name in _REGISTRY:
+            raise ValueError(f"reward {name!r} is already registered")
+        _REGISTRY[name] = fn
+        return fn
+
+    return deco
+
+
+def get_reward(name: str) -> RewardFunc:
+    """The reward function registered as `name`; KeyError lists the known names."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown reward {name!r}; known: {', '.join(list_rewards())}") from None
+
+
+def list_rewards() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def column(values: Sequence[Any] | None, n: int) -> list[Any]:
+    """A per-row column as a list of length n (missing column -> all None)."""
+    if values is None:
+        return [None] * n
+    values = list(values)
+    if len(values) != n:
+        raise ValueError(f"column has {len(values)} values for {n} completions")
+    return values
+
+
+def _clean(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if math.isnan(value) else min(max(value, 0.0), 1.0)
+
+
+def safe_reward(fn: RewardFunc) -> RewardFunc:
+    """Guarantee the contract whatever happens inside: one float in [0, 1] or None per
+    completion. A batch that raises is retried row by row, and a row that still raises
+    scores 0.0 (logged), so one bad completion never stops training."""
+
+    @functools.wraps(fn)
+    def wrapper(completions: Sequence[Any], **columns: Any) -> list[float | None]:
+        n = len(completions)
+        try:
+            return [_clean(v) for v in fn(completions, **columns)][:n]
+        except Exception:  # noqa: BLE001
+            logger.exception("%s failed on a batch; scoring row by row", fn.__name__)
+        out: list[float | None] = []
+        for i in range(n):
+            row = {k: (v[i : i + 1] if isinstance(v, (list, tuple)) and len(v) == n else v) for k, v in columns.items()}
+            try:
+                out.append(_clean(fn(completions[i : i + 1], **row)[0]))
+            except Exception:  # noqa: BLE001
+                logger.exception("%s failed on row %d; scoring it 0.0", fn.__name__, i)
+                out.append(0.0)
+        return out
+
+    return wrapper

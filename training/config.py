@@ -71,6 +71,15 @@ def _grpo_fields() -> dict[str, Any]:
 _BOOL = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False, "on": True, "off": False}
 
 
+def _arm_rank(arm: Any, value: Any) -> int:
+    """Order in which a union's types are tried: scalars, then str ("3" -> 3 for `int | str`), then
+    containers, unless the value is written as a YAML list or mapping."""
+    container = typing.get_origin(arm) in (list, dict) or arm in (list, dict)
+    if container and isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        return -1
+    return 2 if container else 1 if arm is str else 0
+
+
 def coerce(key: str, value: Any, tp: Any) -> Any:
     """Convert `value` (from YAML or a `key=value` string) to type `tp`, or raise ValueError."""
     origin = typing.get_origin(tp)
@@ -82,8 +91,7 @@ def coerce(key: str, value: Any, tp: Any) -> Any:
         if nullable and (value is None or value in ("null", "~")):
             return None
         errors = []
-        # Try str last so "3" becomes 3 for `int | str` fields.
-        for arm in sorted((a for a in args if a is not type(None)), key=lambda a: a is str):
+        for arm in sorted((a for a in args if a is not type(None)), key=lambda a: _arm_rank(a, value)):
             try:
                 return coerce(key, value, arm)
             except (ValueError, TypeError) as e:

@@ -1,0 +1,232 @@
+"""Generation backends behind one interface: vLLM on GPUs, transformers anywhere.
+
+`backend.generate(prompts, n=..., temperature=..., top_p=..., max_new_tokens=..., seed=...)`
+takes chat conversations and returns, per prompt, `n` `Sample`s. Both backends render the
+conversation with the tokenizer's own chat template (`add_generation_prompt=True`) and feed
+token ids, so the two see exactly the same prompt tokens.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+logger = logging.getLogger(__name__)
+
+Messages = list[dict[str, str]]
+BACKENDS = ("auto", "vllm", "transformers")
+
+
+@dataclass(frozen=True)
+class Sample:
+    text: str
+    num_tokens: int
+    truncated: bool  # stopped by max_new_tokens, not by an end-of-sequence token
+
+
+class GenerationBackend(Protocol):
+    name: str
+
+    def generate(
+        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+    ) -> list[list[Sample]]: ...
+
+    def info(self) -> dict[str, Any]: ...
+
+
+def render_prompt(tokenizer: Any, messages: Messages) -> list[int]:
+    """Token ids of `messages` under the tokenizer's chat template, ready for the assistant turn."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError(
+            "the tokenizer has no chat template; give a tokenizer that has one with --tokenizer"
+        )
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def vllm_available() -> bool:
+    if importlib.util.find_spec("vllm") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def resolve_backend(name: str) -> str:
+    """`auto` -> `vllm` where vLLM and a CUDA device are present, else `transformers`."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose from {BACKENDS}")
+    if name == "auto":
+        return "vllm" if vllm_available() else "transformers"
+    return name
+
+
+class TransformersBackend:
+    """Batched `model.generate` with `num_return_sequences`; runs on CPU for small models.
+
+    `batch_size` bounds the sequences per `generate` call: `batch_size // n` prompts at once,
+    or, when `n > batch_size`, one prompt's samples in chunks. Each call is seeded from `seed`.
+    """
+
+    name = "transformers"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        revision: str | None = None,
+        tokenizer: str | None = None,
+        dtype: str = "auto",
+        device: str | None = None,
+        batch_size: int = 64,
+    ):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if dtype == "auto":
+            torch_dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        else:
+            torch_dtype = getattr(torch, dtype)
+        self.tokenizer = AutoTokenizer.from_pretrained(tokenizer or model, revision=None if tokenizer else revision)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = AutoModelForCausalLM.from_pretrained(model, revision=revision, dtype=torch_dtype)
+        self.model.to(self.device).eval()
+        eos = self.model.generation_config.eos_token_id
+        eos = eos if eos is not None else self.tokenizer.eos_token_id
+        self.eos_ids = set(eos if isinstance(eos, list) else [eos])
+        self.batch_size = batch_size
+        self.dtype = str(torch_dtype).removeprefix("torch.")
+
+    def info(self) -> dict[str, Any]:
+        import torch
+        import transformers
+
+        return {
+            "name": self.name,
+            "version": transformers.__version__,
+            "torch": torch.__version__,
+            "device": self.device,
+            "dtype": self.dtype,
+            "batch_size": self.batch_size,
+            "model_commit": getattr(self.model.config, "_commit_hash", None),
+        }
+
+    def generate(
+        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+    ) -> list[list[Sample]]:
+        ids = [render_prompt(self.tokenizer, m) for m in prompts]
+        per_call = min(n, self.batch_size)
+        prompts_per_call = max(1, self.batch_size // n)
+        results: list[list[Sample]] = [[] for _ in prompts]
+        call = 0
+        for start in range(0, len(ids), prompts_per_call):
+            group = list(range(start, min(start + prompts_per_call, len(ids))))
+            for done in range(0, n, per_call):
+                k = min(per_call, n - done)
+                samples = self._generate_once([ids[i] for i in group], k, temperature, top_p, max_new_tokens,
+                                              seed + call)
+                call += 1
+                for j, i in enumerate(group):
+                    results[i].extend(samples[j * k:(j + 1) * k])
+        return results
+
+    def _generate_once(self, ids: list[list[int]], k: int, temperature: float, top_p: float,
+                       max_new_tokens: int, seed: int) -> list[Sample]:
+        import torch
+
+        batch = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt").to(self.device)
+        greedy = temperature == 0  # one deterministic sample per prompt, repeated k times below
+        sampling = {"do_sample": False} if greedy else {"do_sample": True, "temperature": temperature, "top_p": top_p}
+        torch.manual_seed(seed)
+        with torch.inference_mode():
+            out = self.model.generate(
+                **batch,
+                max_new_tokens=max_new_tokens,
+                num_return_sequences=1 if greedy else k,
+                pad_token_id=self.tokenizer.pad_token_id,
+                **sampling,
+            )
+        if greedy:
+            out = out.repeat_interleave(k, dim=0)
+        generated = out[:, batch["input_ids"].shape[1]:].tolist()
+        samples = []
+        for row in generated:
+            end = next((i for i, t in enumerate(row) if t in self.eos_ids), None)
+            tokens = row if end is None else row[: end + 1]
+            text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+            samples.append(Sample(text=text, num_tokens=len(tokens), truncated=end is None))
+        return samples
+
+
+class VLLMBackend:
+    """vLLM offline inference: all `n` samples of a prompt in one request, seeded per prompt."""
+
+    name = "vllm"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        revision: str | None = None,
+        tokenizer: str | None = None,
+        dtype: str = "auto",
+        seed: int = 0,
+        tensor_parallel_size: int = 1,
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int | None = None,
+    ):
+        from vllm import LLM
+
+        self.llm = LLM(
+            model=model,
+            revision=revision,
+            tokenizer=tokenizer,
+            dtype=dtype,
+            seed=seed,
+            tensor_parallel_size=tensor_parallel_size,
+            gpu_memory_utilization=gpu_memory_utilization,
+            max_model_len=max_model_len,
+        )
+        self.tokenizer = self.llm.get_tokenizer()
+        self.settings = {
+            "dtype": dtype,
+            "tensor_parallel_size": tensor_parallel_size,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "max_model_len": max_model_len,
+        }
+
+    def info(self) -> dict[str, Any]:
+        import vllm
+
+        return {"name": self.name, "version": vllm.__version__, **self.settings}
+
+    def generate(
+        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+    ) -> list[list[Sample]]:
+        from vllm import SamplingParams
+
+        requests = [{"prompt_token_ids": render_prompt(self.tokenizer, m)} for m in prompts]
+        params = [
+            SamplingParams(n=n, temperature=temperature, top_p=top_p, max_tokens=max_new_tokens, seed=seed + i)
+            for i in range(len(prompts))
+        ]
+        outputs = self.llm.generate(requests, params, use_tqdm=False)
+        return [
+            [Sample(o.text, len(o.token_ids), o.finish_reason == "length") for o in out.outputs] for out in outputs
+        ]
+
+
+def make_backend(name: str, model: str, **kwargs: Any) -> GenerationBackend:
+    """Build a backend by name (`auto`, `vllm`, `transformers`); kwargs the other one lacks are dropped."""
+    name = resolve_backend(name)
+    if name == "vllm":
+        keys = {"revision", "tokenizer", "dtype", "seed", "tensor_parallel_size", "gpu_memory_utilization",
+                "max_model_len"}
+        return VLLMBackend(model, **{k: v for k, v in kwargs.items() if k in keys})
+    keys = {"revision", "tokenizer", "dtype", "device", "batch_size"}
+    return TransformersBackend(model, **{k: v for k, v in kwargs.items() if k in keys})

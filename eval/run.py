@@ -1,0 +1,348 @@
+"""`python -m eval.run`: Pass@k of a model on AIME24, AIME25, AMC23 and MATH500.
+
+Samples `n` completions per problem (vLLM or transformers), grades each with the `outcome`
+reward, and writes to `--output-dir`:
+
+- `samples.jsonl`  one row per sample, appended per problem as it finishes; a rerun with the
+                   same settings skips finished problems (resume after an interruption)
+- `config.json`    the settings, checked on resume so samples of different runs never mix
+- `summary.json`   everything needed to reproduce the numbers, and the numbers
+- `table.md`       the paper's Table 1 layout for this run
+- `passk.png`      Pass@k curves, k = 1..n, per benchmark
+
+Example (offline, local benchmark files):
+    python -m eval.run --model Qwen/Qwen2.5-3B --benchmark-dir ../shared/data/benchmarks \
+        --output-dir outputs/eval/qwen3b-base
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import subprocess
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from eval.benchmarks import DEFAULT_BENCHMARKS, Benchmark, BenchmarkError, Problem, load_benchmarks
+from eval.config import GENERATION_KEYS, PROMPT_STYLES, EvalConfig
+from eval.generation import BACKENDS, GenerationBackend, Messages, make_backend, resolve_backend
+from eval.grading import extract_prediction, grade, grader_info, is_correct
+from eval.passk import passk_curve
+from eval.plots import plot_passk_curves
+from eval.samples import SampleStore
+from eval.tables import run_report
+from mrtasks.prompts import outcome_messages
+
+logger = logging.getLogger("eval.run")
+
+SAMPLES, CONFIG, SUMMARY, TABLE, PLOT = "samples.jsonl", "config.json", "summary.json", "table.md", "passk.png"
+
+
+def prompt_messages(problem: str, style: str) -> Messages:
+    """`paper`: the paper's outcome prompt (system + user); `chat-template`: the bare problem."""
+    if style == "paper":
+        return outcome_messages(problem)
+    if style == "chat-template":
+        return [{"role": "user", "content": problem}]
+    raise ValueError(f"unknown prompt style {style!r}")
+
+
+def derive_seed(seed: int, *parts: str) -> int:
+    """A stable per-call seed, so a chunk of problems gets the same samples whenever it is run."""
+    digest = hashlib.sha256("\x00".join([str(seed), *parts]).encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+# --- output directory ----------------------------------------------------------------------------
+
+
+def prepare_output_dir(cfg: EvalConfig, backend_name: str) -> dict[str, Any]:
+    """Create or reopen the output dir; refuse to resume a run made with other generation settings."""
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    record = {**cfg.to_dict(), "backend": backend_name}
+    path = out / CONFIG
+    if cfg.overwrite:
+        for name in (SAMPLES, CONFIG, SUMMARY, TABLE, PLOT):
+            (out / name).unlink(missing_ok=True)
+    elif path.exists():
+        previous = json.loads(path.read_text())
+        diff = {k: (previous.get(k), record[k]) for k in GENERATION_KEYS if previous.get(k) != record[k]}
+        if diff:
+            details = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
+            raise SystemExit(
+                f"error: {out} holds samples generated with other settings ({details}). "
+                f"Use another --output-dir, or --overwrite to discard them."
+            )
+        record["backend_info"] = previous.get("backend_info")
+    path.write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def _save_backend_info(cfg: EvalConfig, record: dict[str, Any], info: dict[str, Any]) -> None:
+    record["backend_info"] = info
+    (Path(cfg.output_dir) / CONFIG).write_text(json.dumps(record, indent=2) + "\n")
+
+
+# --- generation and grading ----------------------------------------------------------------------
+
+
+def sample_rows(bench: str, problem: Problem, texts: list[str], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rewards = grade(texts, problem.answer)
+    return [
+        {
+            "benchmark": bench,
+            "id": problem.id,
+            "sample": i,
+            "answer": problem.answer,
+            "prediction": extract_prediction(text),
+            "reward": reward,
+            "correct": is_correct(reward),
+            "completion": text,
+            **more,
+        }
+        for i, (text, reward, more) in enumerate(zip(texts, rewards, extra))
+    ]
+
+
+def generate_pending(
+    cfg: EvalConfig, benchmarks: list[Benchmark], store: SampleStore, backend: GenerationBackend
+) -> None:
+    """Generate and grade every problem the store lacks, flushing each chunk as it finishes."""
+    pending = [(b.name, p) for b in benchmarks for p in b.problems if not store.done(b.name, p.id)]
+    with tqdm(total=len(pending), desc="problems", unit="problem") as bar:
+        for start in range(0, len(pending), cfg.problems_per_call):
+            chunk = pending[start:start + cfg.problems_per_call]
+            bench0, first = chunk[0]
+            outputs = backend.generate(
+                [prompt_messages(p.problem, cfg.prompt_style) for _, p in chunk],
+                n=cfg.n,
+                temperature=cfg.temperature,
+                top_p=cfg.top_p,
+                max_new_tokens=cfg.max_new_tokens,
+                seed=derive_seed(cfg.seed, bench0, first.id),
+            )
+            for (bench, problem), samples in zip(chunk, outputs):
+                if len(samples) != cfg.n:
+                    raise RuntimeError(f"backend returned {len(samples)} samples for {bench}/{problem.id}, not {cfg.n}")
+                extra = [{"num_tokens": s.num_tokens, "truncated": s.truncated} for s in samples]
+                store.add(sample_rows(bench, problem, [s.text for s in samples], extra))
+                bar.update(1)
+
+
+def regrade_stale(cfg: EvalConfig, benchmarks: list[Benchmark], store: SampleStore) -> int:
+    """Regrade stored samples whose reference answer changed (or all of them with --regrade)."""
+    count = 0
+    for b in benchmarks:
+        for p in b.problems:
+            rows = store.get(b.name, p.id)
+            if cfg.regrade or any(r["answer"] != p.answer for r in rows):
+                extra = [{"num_tokens": r.get("num_tokens"), "truncated": r.get("truncated")} for r in rows]
+                store.update(b.name, p.id, sample_rows(b.name, p, [r["completion"] for r in rows], extra))
+                count += 1
+    if count:
+        store.save()
+        logger.info("regraded %d problem(s)", count)
+    return count
+
+
+# --- summary -------------------------------------------------------------------------------------
+
+
+def benchmark_summary(bench: Benchmark, store: SampleStore, ks: list[int], n: int) -> dict[str, Any]:
+    correct = {p.id: sum(r["correct"] for r in store.get(bench.name, p.id)) for p in bench.problems}
+    rows = [r for p in bench.problems for r in store.get(bench.name, p.id)]
+    counts = [(n, c) for c in correct.values()]
+    tokens = [r["num_tokens"] for r in rows if r.get("num_tokens") is not None]
+    return {
+        "source": bench.source,
+        "num_problems": len(bench.problems),
+        "num_samples": len(rows),
+        "pass@k": {str(k): v for k, v in passk_curve(counts, ks).items()},
+        "curve": {str(k): v for k, v in passk_curve(counts, range(1, n + 1)).items()},
+        "mean_reward": sum(r["reward"] for r in rows) / len(rows),
+        "truncated_fraction": sum(bool(r.get("truncated")) for r in rows) / len(rows),
+        "mean_new_tokens": sum(tokens) / len(tokens) if tokens else None,
+        "correct_counts": correct,
+    }
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() or None
+
+
+def build_summary(cfg: EvalConfig, record: dict[str, Any], benchmarks: list[Benchmark], store: SampleStore,
+                  elapsed_s: float) -> dict[str, Any]:
+    import mrtasks
+
+    per_bench = {b.name: benchmark_summary(b, store, cfg.k, cfg.n) for b in benchmarks}
+    average = {
+        str(k): sum(s["pass@k"][str(k)] for s in per_bench.values()) / len(per_bench)
+        for k in cfg.k
+        if all(str(k) in s["pass@k"] for s in per_bench.values())
+    }
+    backend_info = record.get("backend_info") or {"name": record["backend"]}
+    return {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config": cfg.to_dict(),
+        "model": {
+            "name_or_path": cfg.model,
+            "revision": cfg.revision,
+            "tokenizer": cfg.tokenizer,
+            "commit": backend_info.get("model_commit"),
+        },
+        "generation": {
+            "backend": backend_info,
+            "n": cfg.n,
+            "temperature": cfg.temperature,
+            "top_p": cfg.top_p,
+            "max_new_tokens": cfg.max_new_tokens,
+            "seed": cfg.seed,
+            "problems_per_call": cfg.problems_per_call,
+        },
+        "prompt": {"style": cfg.prompt_style, "messages": prompt_messages("{problem}", cfg.prompt_style)},
+        "grader": grader_info(),
+        "code": {"mrtasks": mrtasks.__version__, "git_commit": _git_commit()},
+        "max_problems": cfg.max_problems,
+        "k": [k for k in cfg.k if k <= cfg.n],
+        "benchmarks": per_bench,
+        "average": {"pass@k": average, "over": list(per_bench)},
+        "elapsed_s": round(elapsed_s, 1),
+    }
+
+
+def write_outputs(cfg: EvalConfig, summary: dict[str, Any]) -> None:
+    out = Path(cfg.output_dir)
+    (out / SUMMARY).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    (out / TABLE).write_text(run_report(summary))
+    plot_passk_curves({Path(cfg.model).name or cfg.model: summary}, out / PLOT)
+
+
+# --- entry point ---------------------------------------------------------------------------------
+
+
+def evaluate(cfg: EvalConfig) -> dict[str, Any]:
+    """Run (or resume) one evaluation and write its outputs; return the summary."""
+    start = time.monotonic()
+    dropped_k = [k for k in cfg.k if k > cfg.n]
+    if dropped_k:
+        logger.warning("Pass@k needs k <= n = %d: leaving out k = %s", cfg.n, dropped_k)
+    benchmarks = load_benchmarks(cfg.benchmarks, cfg.benchmark_dir, cfg.hub_revisions, cfg.max_problems)
+    backend_name = resolve_backend(cfg.backend)
+    record = prepare_output_dir(cfg, backend_name)
+    store = SampleStore(Path(cfg.output_dir) / SAMPLES, cfg.n)
+    todo = sum(not store.done(b.name, p.id) for b in benchmarks for p in b.problems)
+    total = sum(len(b.problems) for b in benchmarks)
+    logger.info("%d of %d problems to generate (n = %d each)", todo, total, cfg.n)
+    if todo:
+        backend = make_backend(
+            backend_name, cfg.model, revision=cfg.revision, tokenizer=cfg.tokenizer, dtype=cfg.dtype,
+            device=cfg.device, batch_size=cfg.batch_size, seed=cfg.seed,
+            tensor_parallel_size=cfg.tensor_parallel_size, gpu_memory_utilization=cfg.gpu_memory_utilization,
+            max_model_len=cfg.max_model_len,
+        )
+        _save_backend_info(cfg, record, backend.info())
+        generate_pending(cfg, benchmarks, store, backend)
+    regrade_stale(cfg, benchmarks, store)
+    summary = build_summary(cfg, record, benchmarks, store, time.monotonic() - start)
+    write_outputs(cfg, summary)
+    logger.info("wrote %s, %s, %s, %s to %s", SAMPLES, SUMMARY, TABLE, PLOT, cfg.output_dir)
+    return summary
+
+
+def _key_value(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key or not value:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {item!r}")
+    return key, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = EvalConfig(model="", output_dir="")
+    p = argparse.ArgumentParser(
+        prog="python -m eval.run",
+        description="Pass@k (unbiased estimator) of a model on math benchmarks, graded by the outcome reward.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    g = p.add_argument_group("model")
+    g.add_argument("--model", required=True, help="Hub id or local path of the model to evaluate")
+    g.add_argument("--revision", help="model revision (branch, tag or commit) on the Hub")
+    g.add_argument("--tokenizer", help="tokenizer id or path, when not the model's own")
+    g = p.add_argument_group("benchmarks")
+    g.add_argument("--benchmarks", nargs="+", default=list(DEFAULT_BENCHMARKS), metavar="NAME[=FILE]",
+                   help="benchmarks to run: a Hub copy by name, or NAME=FILE.jsonl (fields id, problem, answer)")
+    g.add_argument("--benchmark-dir", help="read NAME.jsonl from this folder instead of the Hub "
+                                           "(e.g. ../shared/data/benchmarks)")
+    g.add_argument("--hub-revision", dest="hub_revisions", nargs="+", type=_key_value, default=[],
+                   metavar="NAME=REV", help="override the pinned Hub revision of a benchmark")
+    g.add_argument("--max-problems", type=int, help="evaluate only the first N problems of each benchmark (smoke runs)")
+    g = p.add_argument_group("sampling (defaults: the paper's)")
+    g.add_argument("--n", type=int, default=d.n, help="samples per problem")
+    g.add_argument("--k", nargs="+", type=int, default=d.k, help="Pass@k values to report (each <= n)")
+    g.add_argument("--temperature", type=float, default=d.temperature, help="sampling temperature (0: greedy)")
+    g.add_argument("--top-p", type=float, default=d.top_p, help="nucleus sampling top-p")
+    g.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens, help="generation length limit")
+    g.add_argument("--seed", type=int, default=d.seed, help="base random seed")
+    g.add_argument("--prompt-style", choices=PROMPT_STYLES, default=d.prompt_style,
+                   help="paper: the paper's outcome prompt (system + user); chat-template: the problem as "
+                        "one user message; both under the model's chat template")
+    g = p.add_argument_group("backend")
+    g.add_argument("--backend", choices=BACKENDS, default=d.backend,
+                   help="auto: vllm when installed and a GPU is present, else transformers")
+    g.add_argument("--problems-per-call", type=int, default=d.problems_per_call,
+                   help="problems sent to the backend at once; results are saved after each call")
+    g.add_argument("--batch-size", type=int, default=d.batch_size,
+                   help="transformers: most sequences per generate() call")
+    g.add_argument("--dtype", default=d.dtype, help="model dtype (auto: bfloat16 on GPU, float32 on CPU)")
+    g.add_argument("--device", help="transformers: torch device (default: cuda if available, else cpu)")
+    g.add_argument("--tensor-parallel-size", type=int, default=d.tensor_parallel_size, help="vllm: GPUs per model")
+    g.add_argument("--gpu-memory-utilization", type=float, default=d.gpu_memory_utilization,
+                   help="vllm: fraction of GPU memory to use")
+    g.add_argument("--max-model-len", type=int, help="vllm: context length (default: the model's)")
+    g = p.add_argument_group("output")
+    g.add_argument("--output-dir", required=True, help="where samples.jsonl, summary.json, table.md, passk.png go")
+    g.add_argument("--overwrite", action="store_true", help="discard the samples already in --output-dir")
+    g.add_argument("--regrade", action="store_true", help="regrade every stored sample (after a grader change)")
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="logging verbosity")
+    return p
+
+
+def parse_config(argv: list[str] | None = None) -> tuple[EvalConfig, str]:
+    """Command line -> (config, log level); invalid values exit with a usage error."""
+    parser = build_parser()
+    args = vars(parser.parse_args(argv))
+    log_level = args.pop("log_level")
+    args["hub_revisions"] = dict(args["hub_revisions"])
+    try:
+        return EvalConfig(**args), log_level
+    except ValueError as e:
+        parser.error(str(e))
+
+
+def main(argv: list[str] | None = None) -> None:
+    cfg, log_level = parse_config(argv)
+    logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        summary = evaluate(cfg)
+    except BenchmarkError as e:
+        raise SystemExit(f"error: {e}") from None
+    print(run_report(summary))
+
+
+if __name__ == "__main__":
+    main()

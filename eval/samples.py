@@ -1,0 +1,89 @@
+"""The per-sample JSONL file, written so an interrupted run loses at most one batch.
+
+Each problem's `n` rows are appended together and flushed as soon as they are graded. On
+reopening, rows are grouped by `(benchmark, id)`; a problem counts as finished only when
+all `n` sample indices are present. Anything else (a half-written last line after a kill,
+a problem with missing samples) is dropped by rewriting the file once, atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+Key = tuple[str, str]  # (benchmark, problem id)
+
+
+class SampleStore:
+    def __init__(self, path: str | Path, n: int):
+        self.path = Path(path)
+        self.n = n
+        self.rows: dict[Key, list[dict[str, Any]]] = {}
+        self.dropped = 0
+        if self.path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        grouped: dict[Key, dict[int, dict[str, Any]]] = defaultdict(dict)
+        bad = 0
+        with self.path.open(encoding="utf-8") as f:
+            for line in f:
+                try:
+                    row = json.loads(line)
+                    grouped[(row["benchmark"], row["id"])][int(row["sample"])] = row
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                    bad += 1
+        incomplete = 0
+        for key, by_index in grouped.items():
+            if set(by_index) == set(range(self.n)):
+                self.rows[key] = [by_index[i] for i in range(self.n)]
+            else:
+                incomplete += 1
+        self.dropped = bad + sum(len(v) for k, v in grouped.items() if k not in self.rows)
+        if bad or incomplete:
+            logger.warning(
+                "%s: dropping %d unreadable line(s) and %d unfinished problem(s); they will be regenerated",
+                self.path, bad, incomplete,
+            )
+            self._rewrite()
+        logger.info("%s: %d finished problem(s) found", self.path, len(self.rows))
+
+    def save(self) -> None:
+        """Rewrite the whole file from memory (after `update`), atomically."""
+        self._rewrite()
+
+    def _rewrite(self) -> None:
+        tmp = self.path.with_suffix(".jsonl.tmp")
+        with tmp.open("w", encoding="utf-8") as f:
+            for rows in self.rows.values():
+                for row in rows:
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(tmp, self.path)
+
+    def done(self, benchmark: str, problem_id: str) -> bool:
+        return (benchmark, problem_id) in self.rows
+
+    def get(self, benchmark: str, problem_id: str) -> list[dict[str, Any]]:
+        return self.rows[(benchmark, problem_id)]
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        """Append one problem's `n` rows and flush them to disk."""
+        if len(rows) != self.n:
+            raise ValueError(f"expected {self.n} rows for one problem, got {len(rows)}")
+        key = (rows[0]["benchmark"], rows[0]["id"])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+            f.flush()
+            os.fsync(f.fileno())
+        self.rows[key] = rows
+
+    def update(self, benchmark: str, problem_id: str, rows: list[dict[str, Any]]) -> None:
+        """Replace a finished problem's rows in memory (after regrading); `save()` writes them."""
+        self.rows[(benchmark, problem_id)] = rows

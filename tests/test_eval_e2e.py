@@ -1,0 +1,158 @@
+"""End to end: `python -m eval.run` with a tiny model built here (nothing downloaded).
+
+A random tiny model scores about 0, so these tests check the machinery (every output file,
+resume, settings checks, the backend); `test_eval_grading.py` checks grading on real answers.
+"""
+
+import json
+import logging
+import subprocess
+import sys
+
+import pytest
+
+from eval.generation import TransformersBackend
+from eval.passk import passk_curve
+from eval.run import build_parser, main, prompt_messages
+from mrtasks.prompts import outcome_messages
+from tests.conftest import REPO_ROOT
+from tests.tiny_model import build_tiny_model
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory, shared_data):
+    lines = (shared_data / "benchmarks" / "aime24.jsonl").read_text().splitlines()
+    texts = [json.loads(line)["problem"] for line in lines] + [r"<think> so </think> \boxed{25}"]
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny"), texts))
+
+
+@pytest.fixture
+def args(tiny_model, shared_data, tmp_path):
+    """Two problems (AIME24 and AMC23) per run unless a test says otherwise; n = 4, 16 new tokens."""
+    return [
+        "--model", tiny_model, "--benchmark-dir", str(shared_data / "benchmarks"), "--benchmarks", "aime24", "amc23",
+        "--n", "4", "--k", "1", "2", "4", "8", "--max-new-tokens", "16", "--problems-per-call", "1",
+        "--backend", "transformers", "--output-dir", str(tmp_path / "out"),
+    ]
+
+
+def read_samples(out):
+    return [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+
+
+def test_cli_writes_every_output(args, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "eval.run", *args, "--max-problems", "2"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "out"
+
+    rows = read_samples(out)
+    assert len(rows) == 2 * 2 * 4
+    assert {(r["benchmark"], r["id"]) for r in rows} == {("aime24", "60"), ("aime24", "61"), ("amc23", "0"),
+                                                         ("amc23", "1")}
+    first = rows[0]
+    assert set(first) == {"benchmark", "id", "sample", "answer", "prediction", "reward", "correct", "completion",
+                          "num_tokens", "truncated"}
+    assert [r["sample"] for r in rows[:4]] == [0, 1, 2, 3] and first["answer"] == "204"
+    assert all(0 <= r["reward"] <= 1 and 1 <= r["num_tokens"] <= 16 for r in rows)
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["k"] == [1, 2, 4]  # 8 > n is left out, with a warning
+    assert "leaving out k = [8]" in proc.stderr
+    gen = summary["generation"]
+    assert (gen["n"], gen["temperature"], gen["top_p"], gen["max_new_tokens"], gen["seed"]) == (4, 0.6, 0.95, 16, 0)
+    assert gen["backend"]["name"] == "transformers" and gen["backend"]["version"]
+    assert summary["model"]["name_or_path"] == args[1]
+    assert summary["prompt"] == {"style": "paper", "messages": outcome_messages("{problem}")}
+    assert summary["grader"]["reward"] == "mrtasks.rewards:outcome" and summary["grader"]["mathruler"]
+    for name in ("aime24", "amc23"):
+        bench = summary["benchmarks"][name]
+        assert bench["num_problems"] == 2 and bench["num_samples"] == 8
+        assert len(bench["source"]["sha256"]) == 64
+        counts = [(4, sum(r["correct"] for r in rows if r["benchmark"] == name and r["id"] == pid))
+                  for pid in bench["correct_counts"]]
+        assert bench["pass@k"] == {str(k): v for k, v in passk_curve(counts, [1, 2, 4]).items()}
+        assert list(bench["curve"]) == ["1", "2", "3", "4"]
+    assert set(summary["average"]["pass@k"]) == {"1", "2", "4"}
+
+    table = (out / "table.md").read_text()
+    assert "| Benchmark | Pass@1 (%) | Pass@2 (%) | Pass@4 (%) |" in table
+    assert all(f"| {name} |" in table for name in ("AIME24", "AMC23", "Average"))
+    assert "| Benchmark | Pass@1 (%)" in proc.stdout
+
+    png = (out / "passk.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    import matplotlib.image
+
+    height, width, _ = matplotlib.image.imread(out / "passk.png").shape
+    assert width > height > 100
+
+
+def test_resume_keeps_finished_problems_and_redoes_broken_ones(args, tmp_path, caplog):
+    out = tmp_path / "out"
+    main(args + ["--max-problems", "1"])
+    rows = read_samples(out)
+    assert len(rows) == 8
+    # Mark a finished problem: its sample 0 now holds the right answer (with a stale reward).
+    rows[0]["completion"] = r"\boxed{204}"
+    # Then an interruption: half of the next problem's rows and a line cut short.
+    broken = [dict(rows[4], id="1", sample=i, completion="partial") for i in range(2)]
+    text = "".join(json.dumps(r) + "\n" for r in rows + broken) + '{"benchmark": "amc'
+    (out / "samples.jsonl").write_text(text)
+
+    with caplog.at_level(logging.INFO):
+        main(args + ["--max-problems", "2"])
+    assert "2 of 4 problems to generate" in caplog.text
+    assert "dropping 1 unreadable line(s) and 1 unfinished problem(s)" in caplog.text
+    resumed = read_samples(out)
+    assert len(resumed) == 16 and resumed[:8] == rows  # finished problems untouched
+    assert not any(r["completion"] == "partial" for r in resumed)
+    assert len({(r["benchmark"], r["id"], r["sample"]) for r in resumed}) == 16
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["benchmarks"]["aime24"]["correct_counts"]["60"] == 0  # the stored reward is used
+    main(args + ["--max-problems", "2", "--regrade"])
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["benchmarks"]["aime24"]["correct_counts"]["60"] == 1  # regraded by the real grader
+    assert summary["benchmarks"]["aime24"]["pass@k"]["1"] == pytest.approx(1 / 4 / 2)
+
+
+def test_same_seed_same_samples_and_settings_are_checked_on_resume(args, tmp_path):
+    main(args + ["--max-problems", "1"])
+    again = [a.replace(str(tmp_path / "out"), str(tmp_path / "again")) for a in args]
+    main(again + ["--max-problems", "1"])
+    assert read_samples(tmp_path / "out") == read_samples(tmp_path / "again")
+
+    with pytest.raises(SystemExit, match=r"other settings \(temperature: 0.6 -> 1.0\)"):
+        main(args + ["--max-problems", "1", "--temperature", "1.0"])
+    main(args + ["--max-problems", "1", "--temperature", "1.0", "--overwrite"])
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["temperature"] == 1.0 and config["backend_info"]["name"] == "transformers"
+
+
+def test_help_documents_every_option():
+    proc = subprocess.run([sys.executable, "-m", "eval.run", "--help"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0
+    for action in build_parser()._actions:
+        assert action.help, action.dest
+        assert all(opt in proc.stdout for opt in action.option_strings)
+    assert "--prompt-style {paper,chat-template}" in proc.stdout
+
+
+def test_prompt_styles():
+    assert prompt_messages("What is 1+1?", "paper") == outcome_messages("What is 1+1?")
+    assert prompt_messages("What is 1+1?", "chat-template") == [{"role": "user", "content": "What is 1+1?"}]
+
+
+def test_transformers_backend_is_seeded_and_chunks_large_n(tiny_model):
+    backend = TransformersBackend(tiny_model, batch_size=3)  # n = 4 > 3: each prompt in two calls
+    prompts = [prompt_messages("What is $1+1$?", "paper"), prompt_messages("Find $x$.", "chat-template")]
+    kwargs = dict(n=4, temperature=0.6, top_p=0.95, max_new_tokens=8)
+    first = backend.generate(prompts, seed=1, **kwargs)
+    assert [len(samples) for samples in first] == [4, 4]
+    assert all(1 <= s.num_tokens <= 8 and (s.num_tokens == 8 or not s.truncated) for samples in first for s in samples)
+    assert backend.generate(prompts, seed=1, **kwargs) == first
+    assert backend.generate(prompts, seed=2, **kwargs) != first
+    greedy = backend.generate(prompts[:1], seed=1, **{**kwargs, "temperature": 0.0})[0]
+    assert len({s.text for s in greedy}) == 1

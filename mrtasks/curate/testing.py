@@ -124,6 +124,11 @@ def completion_body(content: str | None, model: str, n: int) -> dict[str, Any]:
     }
 
 
+class _ThreadingServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the listen backlog; the default 5 resets bursts of connections
+
+
 class FakeOpenAIServer:
     """Threaded HTTP server on 127.0.0.1 (a free port); use as a context manager or start()/stop()."""
 
@@ -133,8 +138,7 @@ class FakeOpenAIServer:
         self.log: list[LoggedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
-        self._httpd.daemon_threads = True
+        self._httpd = _ThreadingServer(("127.0.0.1", port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property
@@ -147,7 +151,6 @@ class FakeOpenAIServer:
             return [r for r in self.log if r.completed and (kind is None or r.kind == kind)]
 
     def start(self) -> FakeOpenAIServer:
-        self._httpd.request_queue_size = 256
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
@@ -168,6 +171,7 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms stall
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass

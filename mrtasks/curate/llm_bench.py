@@ -1,0 +1,129 @@
+"""Benchmark the `llm` annotator's concurrency against a local server with simulated latency.
+
+Each run annotates the same trajectories (two calls each) with a fresh cache, at a given
+concurrency; with a latency-bound endpoint, concurrency N should give close to N times the
+sequential call rate. A last run repeats the widest one over its warm cache, which must make no
+calls at all.
+
+    python -m mrtasks.curate.llm_bench --latency 0.2 --concurrency 1 4 16 --trajectories 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from mrtasks.curate.base import Drop
+from mrtasks.curate.llm import LLMAnnotator, LLMConfig
+from mrtasks.curate.testing import FakeOpenAIServer
+from mrtasks.trajectory import Trajectory
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class BenchRow:
+    concurrency: int
+    calls: int
+    seconds: float
+    calls_per_s: float
+    speedup: float
+    dropped: int
+    transport_retries: int
+    cached_rerun: bool = False
+
+
+def synthetic_trajectories(n: int) -> list[Trajectory]:
+    """n distinct computations with 8 formulas and 4 paragraphs each."""
+    out = []
+    for i in range(n):
+        a, b = i + 2, i + 3
+        solution = (
+            f"Let $p(x) = x^2 - {a + b}x + {a * b}$. We solve $p(x) = 0$.\n\n"
+            f"It factors as $(x - {a})(x - {b}) = 0$, so $x = {a}$ or $x = {b}$.\n\n"
+            f"The sum of the roots is $x_1 + x_2 = {a + b}$ and their product is $x_1 x_2 = {a * b}$.\n\n"
+            f"Hence the answer is $\\boxed{{{a + b}}}$."
+        )
+        out.append(Trajectory(id=f"bench-{i}", source="bench", kind="computation", problem=f"#{i}", solution=solution))
+    return out
+
+
+def run_once(base_url: str, items: list[Trajectory], concurrency: int, cache: Path) -> tuple[float, int, int, int]:
+    """Seconds, requests sent, drops and transport retries of one annotate() call."""
+    annotator = LLMAnnotator(
+        LLMConfig(model="bench", base_url=base_url, concurrency=concurrency, cache_path=cache, progress=False)
+    )
+    start = time.perf_counter()
+    results = annotator.annotate(items)
+    seconds = time.perf_counter() - start
+    annotator.close()
+    drops = sum(isinstance(r, Drop) for r in results)
+    return seconds, annotator.stats["requests"], drops, annotator.stats["transport_retries"]
+
+
+def bench(latency: float, concurrencies: list[int], n: int) -> list[BenchRow]:
+    import openai  # noqa: F401  imported up front, so the first timed run does not pay for it
+
+    items = synthetic_trajectories(n)
+    rows: list[BenchRow] = []
+    with FakeOpenAIServer(latency=latency) as server, tempfile.TemporaryDirectory() as tmp:
+        base_rate = None
+        for c in concurrencies:
+            seconds, calls, dropped, retries = run_once(server.base_url, items, c, Path(tmp) / f"c{c}.sqlite")
+            rate = calls / seconds
+            base_rate = base_rate or rate
+            rows.append(BenchRow(c, calls, seconds, rate, rate / base_rate, dropped, retries))
+            logger.info("concurrency %d: %d calls in %.2fs", c, calls, seconds)
+        c = concurrencies[-1]
+        seconds, calls, dropped, retries = run_once(server.base_url, items, c, Path(tmp) / f"c{c}.sqlite")
+        rows.append(BenchRow(c, calls, seconds, 0.0, 0.0, dropped, retries, cached_rerun=True))
+    return rows
+
+
+def format_table(rows: list[BenchRow], latency: float, n: int) -> str:
+    lines = [
+        f"llm annotator vs a local OpenAI-compatible server, {latency * 1000:.0f} ms per call, "
+        f"{n} trajectories x 2 calls",
+        "",
+        "| concurrency | calls | seconds | calls/s | speed-up vs first | retries | dropped |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if r.cached_rerun:
+            speed = "- | -"
+        else:
+            speed = f"{r.calls_per_s:.1f} | {r.speedup:.2f}x"
+        label = f"{r.concurrency} (cached rerun)" if r.cached_rerun else str(r.concurrency)
+        lines.append(f"| {label} | {r.calls} | {r.seconds:.2f} | {speed} | {r.transport_retries} | {r.dropped} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m mrtasks.curate.llm_bench",
+        description="Call rate of the llm annotator at several concurrencies, against a local server "
+        "with simulated latency (no network, no API key).",
+    )
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds the server waits per call (default 0.2)")
+    parser.add_argument(
+        "--concurrency", type=int, nargs="+", default=[1, 4, 16], help="concurrencies, first is the baseline"
+    )
+    parser.add_argument("--trajectories", type=int, default=32, help="trajectories per run, 2 calls each (default 32)")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = parser.parse_args(argv)
+    if args.trajectories < 1 or any(c < 1 for c in args.concurrency) or args.latency < 0:
+        parser.error("--trajectories and --concurrency must be >= 1, --latency >= 0")
+    logging.basicConfig(level=logging.WARNING)
+    rows = bench(args.latency, args.concurrency, args.trajectories)
+    print(format_table(rows, args.latency, args.trajectories))
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

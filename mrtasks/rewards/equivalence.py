@@ -41,11 +41,14 @@ _TEXT_CMD = re.compile(
     r"\s*\{([^{}]*)\}"
 )
 _WORD_SEP = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{\s*(?:or|and)\s*\}|\s+(?:or|and)\s+")
-_SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad|displaystyle|textstyle|limits|nolimits)(?![a-zA-Z])|~")
+_SPACING = re.compile(r"(?<!\\)\\(?:[,;:! ]|quad|qquad|displaystyle|textstyle|limits|nolimits)(?![a-zA-Z])|~")
 _SIZING = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])\.?")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ$")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_LHS = re.compile(r"^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+\}?)?(?:=|\\in)(?!=)")
+_LHS = re.compile(
+    r"^(?:(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+\}?)?|\([a-zA-Z](?:,[a-zA-Z])+\))(?:=|\\in)(?!=)"
+)
+_CMD_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[a-zA-Z])")
 _RELATION = re.compile(r"\\(?:leq|geq|neq|le|ge|ne|lt|gt)(?![a-zA-Z])|<=|>=|!=|=|<|>|≤|≥|≠")
 _REL_CANON = {
     "\\le": "\\leq", "\\leq": "\\leq", "<=": "\\leq", "≤": "\\leq",
@@ -74,7 +77,8 @@ def normalize(text: str) -> str:
     text = text.replace("\\%", "").replace("%", "").replace("\\$", "").replace("$", "")
     text = text.replace("{,}", ",").replace("\\cdot", "*").replace("\\times", "*").replace("\\ast", "*")
     text = text.replace("\\lvert", "|").replace("\\rvert", "|").replace("\\mid", "|")
-    text = re.sub(r"\s+", "", text)
+    text = _CMD_SPACE.sub("\\1\x01", text.replace("\x01", ""))  # `\sin x` must not become `\sinx`
+    text = re.sub(r"\s+", "", text).replace("\x01", " ")
     text = re.sub(r"\^\{?\\prime\}?|\\prime", "'", text)
     while text.endswith(".") and not text[-2:-1].isdigit():
         text = text[:-1]
@@ -153,7 +157,7 @@ def _parse(norm: str, strip_lhs: bool, depth: int) -> Answer:
     if depth > 6 or not norm:
         return Answer(norm=norm)
     sub = lambda s: _parse(strip_wrappers(s), strip_lhs, depth + 1)  # noqa: E731
-    if strip_lhs and depth == 0:
+    if strip_lhs and depth <= 1:
         m = _LHS.match(norm)
         if m and "=" not in norm[m.end() :]:
             norm = norm[m.end() :]
@@ -199,8 +203,11 @@ def compare(pred: Answer, ref: Answer) -> bool | None:
     if pred.norm == ref.norm:
         return True
     if pred.kind != ref.kind or pred.shape != ref.shape:
-        # `(1,2)` vs `[1,2]`, `x<3` vs `3`: different objects, unless the parse missed something
-        return False if pred.kind != "atom" and ref.kind != "atom" else None
+        # `(1,2)` vs `[1,2]`, `3, 4` vs `3`: different objects. An atom against a relation
+        # may still be a parse miss, so that one is left to the slow tier.
+        if "relation" in (pred.kind, ref.kind) and "atom" in (pred.kind, ref.kind):
+            return None
+        return False
     if pred.kind != "atom":
         if len(pred.parts) != len(ref.parts):
             return False
@@ -233,11 +240,24 @@ def _match_unordered(preds: tuple[Answer, ...], refs: tuple[Answer, ...]) -> boo
     return None if undecided else True
 
 
+def _balanced(text: str) -> bool:
+    """Are `{}` balanced? (An unclosed `{5` is not the answer `5`.)"""
+    depth = 0
+    for c in text:
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
 def quick_equal(pred: str, ref: str, strip_lhs: bool = True) -> bool | None:
     """The in-process tiers: True / False, or None when the worker pool must decide."""
     if pred.strip() == ref.strip():
         return True
-    if not pred.strip():
+    if not pred.strip() or not _balanced(pred):
         return False
     verdict = compare(parse_answer(pred, strip_lhs), parse_answer(ref, strip_lhs))
     if verdict is None and (len(pred) > MAX_SYMPY_CHARS or not safe_for_sympy(pred)):
@@ -246,7 +266,7 @@ def quick_equal(pred: str, ref: str, strip_lhs: bool = True) -> bool | None:
 
 
 _SYMPY_BLOCK = re.compile(
-    r"__|\*\*|(?<!\\)!|'|\"|`|;|#|@|\.[A-Za-z_]|\\\\|lambda|import|exec|eval|open|getattr|globals|locals|"
+    r"__|\*\*|(?<!\\)!|'|\"|`|;|#|@|\.[A-Za-z_]|lambda|import|exec|eval|open|getattr|globals|locals|"
     r"compile|system|subprocess|input|\^[^^]*\^[^^]*\^|\^\s*\{?\s*\d{4,}|\d{7,}\s*\^"
 )
 _SYMPY_CHARS = re.compile(r"^[A-Za-z0-9\s+\-*/^()\[\]{}.,=<>|\\&:%$]*$")

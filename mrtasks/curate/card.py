@@ -1,0 +1,90 @@
+"""The dataset card: HF metadata (YAML) plus the build's figures, rendered from `cards/`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mrtasks.curate.pipeline import CONFIGS, PipelineResult
+from mrtasks.curate.splits import SPLITS
+
+DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "cards" / "README.template.md"
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+def size_category(n: int) -> str:
+    """The Hub's `size_categories` bucket for n rows."""
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < bound:
+            return label
+    return "1M<n<10M"
+
+
+def data_files(config: str) -> list[dict[str, str]]:
+    return [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in SPLITS]
+
+
+def metadata(result: PipelineResult) -> dict[str, Any]:
+    """The card's YAML header: license, tasks, tags, size and the `configs:` file mapping."""
+    total = sum(n for splits in result.counts().values() for n in splits.values())
+    return {
+        "license": "apache-2.0",
+        "language": ["en"],
+        "pretty_name": "mr-rlvr tasks",
+        "task_categories": ["text-generation", "reinforcement-learning"],
+        "tags": ["math", "reasoning", "rlvr", "grpo", "self-supervised", "process-reward"],
+        "size_categories": [size_category(total)],
+        "configs": [{"config_name": c, "data_files": data_files(c)} for c in CONFIGS],
+    }
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    if not rows:
+        return "(none)"
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_card(
+    result: PipelineResult, parameters: dict[str, Any], fingerprint: str, repo: str, template: Path | None = None
+) -> str:
+    """Fill the template; every `{{name}}` in it must be known (a typo fails the build)."""
+    template = Path(template or DEFAULT_TEMPLATE)
+    if not template.is_file():
+        raise FileNotFoundError(f"card template not found: {template} (pass --card-template)")
+    counts = result.counts()
+    values = {
+        "metadata": yaml.safe_dump(metadata(result), sort_keys=False, allow_unicode=True).strip(),
+        "repo": repo,
+        "annotator": result.annotator,
+        "seed": str(parameters.get("seed")),
+        "fingerprint": fingerprint,
+        "benchmarks": "AIME24, AIME25, AMC23, MATH500" if not parameters.get("benchmarks") else ", ".join(
+            Path(p).name for p in parameters["benchmarks"]
+        ),
+        "counts_table": _table(["config", *SPLITS], [[c, *(counts[c][s] for s in SPLITS)] for c in CONFIGS]),
+        "breakdown_table": _table(
+            ["config", "split", "source", "kind", "rows"], [list(r.values()) for r in result.breakdown()]
+        ),
+        "drops_table": _table(
+            ["stage", "reason", "rows"],
+            [[stage, reason, n] for stage, reasons in result.drops_by_stage().items() for reason, n in reasons.items()],
+        ),
+        "sources_table": _table(
+            ["source", "preset", "revision", "rows read", "kept"],
+            [[s["name"], s["preset"], f"`{s['revision']}`", s["rows"], s["kept"]] for s in result.sources],
+        ),
+        "parameters": json.dumps(parameters, indent=2, sort_keys=True),
+    }
+
+    def fill(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise KeyError(f"unknown card placeholder {m.group(0)}")
+        return values[m.group(1)]
+
+    return _PLACEHOLDER.sub(fill, template.read_text(encoding="utf-8"))

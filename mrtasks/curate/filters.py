@@ -1,0 +1,230 @@
+"""Problem-level filters: near-duplicate removal and benchmark decontamination.
+
+Both compare problems as sets of hashed word 3-grams ("shingles") of a normalized text
+(lowercased, LaTeX delimiters and sizing commands removed, operators kept as tokens):
+
+- near duplicates inside the corpus: MinHash + LSH finds candidate pairs in ~linear time, and a
+  pair counts when the exact Jaccard similarity of the shingle sets reaches the threshold; the
+  first problem seen is kept.
+- contamination: a problem is excluded when it shares at least `threshold` of a benchmark
+  problem's shingles, or the benchmark shares that much of its own (containment both ways), so a
+  restated problem with an extra sentence ("... Show that it is 8.") is still caught.
+
+The default benchmark index is `mrtasks/data/benchmark_fingerprints.jsonl`: shingle hashes (no
+text) of AIME24, AIME25, AMC23 and MATH500, the evaluation sets the paper reports. Regenerate
+it, or index other files, with `python -m mrtasks.curate.filters --help`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+SHINGLE = 3
+_LATEX_NOISE = re.compile(r"\\(?:left|right|displaystyle|textstyle|bigl?|bigr?|Bigl?|Bigr?|,|;|!|quad|qquad)(?![a-z])")
+_DELIMS = re.compile(r"\$|\\\(|\\\)|\\\[|\\\]")
+_TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?|[=+\-*/^<>!|]")
+
+
+def normalize_problem(text: str) -> str:
+    """Lowercased tokens joined by spaces: words, numbers and operators; LaTeX noise removed."""
+    text = _DELIMS.sub(" ", _LATEX_NOISE.sub(" ", text)).replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    return " ".join(_TOKEN.findall(text.lower()))
+
+
+def problem_key(text: str) -> str:
+    """A stable hash of the normalized problem: equal for texts that differ only in noise."""
+    return hashlib.blake2b(normalize_problem(text).encode(), digest_size=12).hexdigest()
+
+
+def shingles(text: str) -> np.ndarray:
+    """Sorted unique uint32 hashes of the normalized text's word 3-grams (the whole text if shorter)."""
+    tokens = normalize_problem(text).split()
+    grams = [" ".join(tokens[i : i + SHINGLE]) for i in range(max(1, len(tokens) - SHINGLE + 1))]
+    hashes = [int.from_bytes(hashlib.blake2b(g.encode(), digest_size=4).digest(), "little") for g in grams if g]
+    return np.unique(np.array(hashes, dtype=np.uint32))
+
+
+def jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    if a.size == 0 or b.size == 0:
+        return 0.0
+    inter = np.intersect1d(a, b, assume_unique=True).size
+    return inter / (a.size + b.size - inter)
+
+
+class NearDuplicateIndex:
+    """Finds, for each added problem, an earlier one with Jaccard similarity >= threshold.
+
+    MinHash signatures (num_perm hash functions) split into bands; problems sharing a band are
+    candidates, verified with the exact Jaccard similarity. Deterministic: fixed hash seeds.
+    """
+
+    _PRIME = np.uint64((1 << 61) - 1)
+
+    def __init__(self, threshold: float = 0.8, num_perm: int = 64, bands: int = 16):
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError("threshold must be in (0, 1]")
+        if num_perm % bands:
+            raise ValueError("num_perm must be a multiple of bands")
+        self.threshold, self.bands, self.rows = threshold, bands, num_perm // bands
+        rng = np.random.default_rng(20251117)
+        self._a = rng.integers(1, 1 << 31, size=num_perm, dtype=np.uint64)
+        self._b = rng.integers(0, 1 << 31, size=num_perm, dtype=np.uint64)
+        self._buckets: list[dict[bytes, list[int]]] = [defaultdict(list) for _ in range(bands)]
+        self._sets: list[np.ndarray] = []
+        self._ids: list[str] = []
+        self._exact: dict[bytes, int] = {}
+
+    def signature(self, sh: np.ndarray) -> np.ndarray:
+        x = sh.astype(np.uint64)[:, None]
+        return ((x * self._a + self._b) % self._PRIME).min(axis=0)
+
+    def add(self, item_id: str, text: str) -> str | None:
+        """Index text; return the id of an earlier near duplicate (then text is not indexed)."""
+        sh = shingles(text)
+        exact = sh.tobytes()
+        if exact in self._exact:
+            return self._ids[self._exact[exact]]
+        if sh.size == 0:
+            return None
+        sig = self.signature(sh)
+        keys = [sig[i * self.rows : (i + 1) * self.rows].tobytes() for i in range(self.bands)]
+        seen: set[int] = set()
+        for band, key in zip(self._buckets, keys):
+            for j in band.get(key, ()):
+                if j not in seen:
+                    seen.add(j)
+                    if jaccard(sh, self._sets[j]) >= self.threshold:
+                        return self._ids[j]
+        k = len(self._ids)
+        self._ids.append(item_id)
+        self._sets.append(sh)
+        self._exact[exact] = k
+        for band, key in zip(self._buckets, keys):
+            band[key].append(k)
+        return None
+
+
+@dataclass(frozen=True)
+class BenchmarkProblem:
+    benchmark: str
+    id: str
+    shingles: np.ndarray
+
+
+class BenchmarkIndex:
+    """Benchmark problems indexed by shingle, for containment-based decontamination."""
+
+    def __init__(self, problems: Iterable[BenchmarkProblem], threshold: float = 0.5):
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError("threshold must be in (0, 1]")
+        self.threshold = threshold
+        self.problems = list(problems)
+        self._postings: dict[int, list[int]] = defaultdict(list)
+        for k, p in enumerate(self.problems):
+            for h in p.shingles.tolist():
+                self._postings[h].append(k)
+
+    @property
+    def benchmarks(self) -> list[str]:
+        return sorted({p.benchmark for p in self.problems})
+
+    def match(self, text: str) -> BenchmarkProblem | None:
+        """The benchmark problem text overlaps with (containment >= threshold either way), if any."""
+        sh = shingles(text).tolist()
+        if not sh:
+            return None
+        hits: dict[int, int] = defaultdict(int)
+        for h in sh:
+            for k in self._postings.get(h, ()):
+                hits[k] += 1
+        best, best_score = None, 0.0
+        for k, n in hits.items():
+            score = max(n / self.problems[k].shingles.size, n / len(sh))
+            if score > best_score:
+                best, best_score = self.problems[k], score
+        return best if best_score >= self.threshold else None
+
+    @classmethod
+    def from_jsonl(cls, paths: Iterable[Path], threshold: float = 0.5) -> BenchmarkIndex:
+        """Index benchmark JSONL files with a `problem` field (the file stem names the benchmark)."""
+        problems = []
+        for path in paths:
+            path = Path(path)
+            if not path.is_file():
+                raise FileNotFoundError(f"benchmark file not found: {path}")
+            with open(path, encoding="utf-8") as f:
+                for k, line in enumerate(f):
+                    if not line.strip():
+                        continue
+                    row = json.loads(line)
+                    text = row.get("problem") or row.get("question") or row.get("prompt")
+                    if isinstance(text, str) and text.strip():
+                        problems.append(BenchmarkProblem(path.stem, str(row.get("id", k)), shingles(text)))
+        return cls(problems, threshold)
+
+    @classmethod
+    def from_fingerprints(cls, path: Path | None = None, threshold: float = 0.5) -> BenchmarkIndex:
+        """Load a fingerprint file written by `write_fingerprints` (default: the bundled one)."""
+        path = Path(path) if path else default_fingerprints()
+        problems = []
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                row = json.loads(line)
+                sh = np.frombuffer(base64.b64decode(row["shingles"]), dtype="<u4").astype(np.uint32)
+                problems.append(BenchmarkProblem(row["benchmark"], row["id"], sh))
+        return cls(problems, threshold)
+
+    @classmethod
+    def load(cls, paths: list[Path] | None, threshold: float = 0.5) -> BenchmarkIndex:
+        """Fingerprint files (`*.fingerprints.jsonl` or the bundled default) or benchmark JSONL files."""
+        if not paths:
+            return cls.from_fingerprints(None, threshold)
+        fingerprints = [p for p in paths if Path(p).name.endswith("fingerprints.jsonl")]
+        index = cls.from_jsonl([p for p in paths if p not in fingerprints], threshold)
+        for p in fingerprints:
+            index = cls(index.problems + cls.from_fingerprints(p).problems, threshold)
+        return index
+
+
+def default_fingerprints() -> Path:
+    return Path(str(resources.files("mrtasks") / "data" / "benchmark_fingerprints.jsonl"))
+
+
+def write_fingerprints(paths: list[Path], out: Path) -> int:
+    """Write the shingle hashes of benchmark problems (no text) as JSON lines; returns the count."""
+    index = BenchmarkIndex.from_jsonl(paths)
+    with open(out, "w", encoding="utf-8") as f:
+        for p in index.problems:
+            packed = base64.b64encode(p.shingles.astype("<u4").tobytes()).decode()
+            f.write(json.dumps({"benchmark": p.benchmark, "id": p.id, "shingles": packed}) + "\n")
+    return len(index.problems)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m mrtasks.curate.filters",
+        description="Write a benchmark fingerprint file (shingle hashes, no text) for decontamination.",
+    )
+    parser.add_argument("benchmarks", nargs="+", type=Path, help="benchmark JSONL files with a `problem` field")
+    parser.add_argument("--out", type=Path, default=default_fingerprints(), help="output JSONL (default: the bundled file)")
+    args = parser.parse_args(argv)
+    n = write_fingerprints(args.benchmarks, args.out)
+    print(f"wrote {n} benchmark fingerprints to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

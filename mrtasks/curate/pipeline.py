@@ -1,0 +1,268 @@
+"""The build pipeline: sources -> problem filters -> refine -> annotate -> split -> tasks -> select.
+
+`run_pipeline(config, annotator)` returns every config's rows per split plus the build's figures
+(counts, drops by stage and reason, source revisions). Writing Parquet and the card is
+`mrtasks.build`'s job. Every row that does not reach the output is counted under
+`(stage, reason)`; rows that are fine but exceed a size cap are counted as `select/over_cap`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from mrtasks.curate.base import Annotator, Drop
+from mrtasks.curate.filters import BenchmarkIndex, NearDuplicateIndex
+from mrtasks.curate.sources import (
+    HUB_PRESETS,
+    SourceSpec,
+    expand_specs,
+    iter_source,
+    parse_source,
+    problem_origin,
+    sample_path,
+)
+from mrtasks.curate.splits import SPLITS, TRAIN, VALIDATION, SplitConfig, assign_split, balanced_sample
+from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER, MaskedFillConfig, NotEligible, StepOrderConfig
+from mrtasks.tasks import make_masked_fill, make_outcome, make_step_order
+from mrtasks.trajectory import Trajectory
+
+logger = logging.getLogger(__name__)
+
+TRAJECTORIES = "trajectories"
+CONFIGS: tuple[str, ...] = (MASKED_FILL, STEP_ORDER, OUTCOME, TRAJECTORIES)
+Row = dict[str, Any]
+
+
+@dataclass
+class PipelineConfig:
+    """Everything that decides the output (recorded in the card)."""
+
+    sources: list[str] = field(default_factory=lambda: ["sample"])
+    seed: int = 0
+    refine: bool = False
+    masked_fill: MaskedFillConfig = field(default_factory=MaskedFillConfig)
+    step_order: StepOrderConfig = field(default_factory=StepOrderConfig)
+    splits: SplitConfig = field(default_factory=SplitConfig)
+    dedup_threshold: float | None = 0.8
+    """Jaccard similarity (word 3-grams) at which two problems are near duplicates; None: off."""
+    decontaminate: bool = True
+    benchmarks: list[str] = field(default_factory=list)
+    """Benchmark JSONL or fingerprint files; empty: the bundled AIME24/AIME25/AMC23/MATH500 index."""
+    decontam_threshold: float = 0.8
+    """Shingle containment (either way) at which a problem counts as a benchmark problem."""
+    annotate_batch: int = 256
+    progress: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class PipelineResult:
+    rows: dict[str, dict[str, list[Row]]]
+    """config -> split -> rows, in their final order."""
+    drops: Counter[tuple[str, str]]
+    """(stage, reason) -> number of trajectories (or problems, for outcome) left out."""
+    sources: list[dict[str, Any]]
+    """One entry per source: name, preset, path, revision (commit or sha256), rows read, kept."""
+    annotator: str
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        return {c: {s: len(r) for s, r in splits.items()} for c, splits in self.rows.items()}
+
+    def breakdown(self) -> list[dict[str, Any]]:
+        """Rows per config, split, source and kind (for the card and the summary)."""
+        table: Counter[tuple[str, str, str, str]] = Counter()
+        for config, splits in self.rows.items():
+            for split, rows in splits.items():
+                for r in rows:
+                    table[(config, split, r["source"], r["kind"])] += 1
+        return [
+            {"config": c, "split": s, "source": src, "kind": k, "rows": n} for (c, s, src, k), n in sorted(table.items())
+        ]
+
+    def drops_by_stage(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = defaultdict(dict)
+        for (stage, reason), n in sorted(self.drops.items()):
+            out[stage][reason] = n
+        return dict(out)
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _revision(spec: SourceSpec) -> str:
+    if spec.preset in HUB_PRESETS:
+        return f"{HUB_PRESETS[spec.preset]}@{spec.revision}"
+    path = sample_path() if spec.preset == "sample" else Path(spec.path or "")
+    return f"sha256:{file_sha256(path)}" if path.is_file() else "missing"
+
+
+def _bar(items: Iterable[Any], enabled: bool, **kwargs: Any) -> Iterator[Any]:
+    return iter(tqdm(items, disable=not enabled, **kwargs))
+
+
+def read_sources(config: PipelineConfig, drops: Counter[tuple[str, str]]) -> tuple[list[Trajectory], list[dict[str, Any]]]:
+    """Read and normalize every source; malformed rows and repeated ids are counted drops."""
+    specs = expand_specs([parse_source(s) for s in config.sources])
+    trajectories: list[Trajectory] = []
+    seen_ids: set[str] = set()
+    info = []
+    for spec in specs:
+        read = kept = 0
+        for item in _bar(iter_source(spec), config.progress, desc=f"read {spec.name}", unit="row", leave=False):
+            read += 1
+            if isinstance(item, Drop):
+                drops[("source", item.reason)] += 1
+                logger.debug("dropped %s: %s %s", item.id, item.reason, item.detail)
+                continue
+            if item.id in seen_ids:
+                drops[("source", "duplicate_id")] += 1
+                continue
+            seen_ids.add(item.id)
+            trajectories.append(item)
+            kept += 1
+        info.append(
+            {"name": spec.name, "preset": spec.preset, "path": spec.path or "", "revision": _revision(spec),
+             "rows": read, "kept": kept}
+        )
+        logger.info("source %s: %d trajectories from %d rows", spec.name, kept, read)
+    return trajectories, info
+
+
+def filter_problems(
+    trajectories: list[Trajectory], config: PipelineConfig, drops: Counter[tuple[str, str]]
+) -> list[Trajectory]:
+    """Drop benchmark problems, then near duplicates (first seen kept); per problem, not per trajectory."""
+    bench = BenchmarkIndex.load([Path(p) for p in config.benchmarks], config.decontam_threshold) if config.decontaminate else None
+    dedup = NearDuplicateIndex(config.dedup_threshold) if config.dedup_threshold else None
+    verdict: dict[str, str | None] = {}  # problem origin -> drop reason (None: kept)
+    kept = []
+    for t in _bar(trajectories, config.progress, desc="filter problems", unit="traj", leave=False):
+        origin = problem_origin(t.id)
+        if origin not in verdict:
+            reason = None
+            if bench is not None and (match := bench.match(t.problem)) is not None:
+                reason = "benchmark_overlap"
+                logger.debug("%s overlaps %s/%s", t.id, match.benchmark, match.id)
+            elif dedup is not None and (other := dedup.add(origin, t.problem)) is not None:
+                reason = "near_duplicate"
+                logger.debug("%s near-duplicates %s", t.id, other)
+            verdict[origin] = reason
+        if verdict[origin]:
+            drops[("filter", verdict[origin])] += 1
+        else:
+            kept.append(t)
+    return kept
+
+
+def _apply(
+    annotator_step: Any, trajectories: list[Trajectory], stage: str, config: PipelineConfig, drops: Counter[tuple[str, str]]
+) -> list[Trajectory]:
+    """Run refine or annotate in batches; Drops (and a wrong-length answer) are counted."""
+    out: list[Trajectory] = []
+    size = max(1, config.annotate_batch)
+    with tqdm(total=len(trajectories), disable=not config.progress, desc=stage, unit="traj", leave=False) as bar:
+        for k in range(0, len(trajectories), size):
+            batch = trajectories[k : k + size]
+            results = annotator_step(batch)
+            if len(results) != len(batch):
+                raise RuntimeError(f"{stage} returned {len(results)} items for {len(batch)} trajectories")
+            for item in results:
+                if isinstance(item, Drop):
+                    drops[(stage, item.reason)] += 1
+                else:
+                    out.append(item)
+            bar.update(len(batch))
+    return out
+
+
+def _task_rows(trajectories: list[Trajectory], config: PipelineConfig, drops: Counter[tuple[str, str]]) -> dict[str, list[Row]]:
+    rows: dict[str, list[Row]] = {MASKED_FILL: [], STEP_ORDER: [], OUTCOME: []}
+    outcome_origins: set[str] = set()
+    for t in trajectories:
+        for task, make in (
+            (MASKED_FILL, lambda t: make_masked_fill(t, config.seed, config.masked_fill)),
+            (STEP_ORDER, lambda t: make_step_order(t, config.seed, config.step_order)),
+        ):
+            try:
+                rows[task].append(make(t))
+            except NotEligible as e:
+                drops[(task, e.reason)] += 1
+        origin = problem_origin(t.id)
+        if origin in outcome_origins:
+            continue  # one outcome row per problem, however many trajectories it has
+        outcome_origins.add(origin)
+        try:
+            row = make_outcome(t)
+            row["id"] = origin
+            rows[OUTCOME].append(row)
+        except NotEligible as e:
+            drops[(OUTCOME, e.reason)] += 1
+    return rows
+
+
+def _trajectory_row(t: Trajectory) -> Row:
+    d = t.to_dict()
+    d["formulas"] = [dict(f) for f in d["formulas"]]
+    return d
+
+
+def select(
+    task_rows: dict[str, dict[str, list[Row]]],
+    trajectories: dict[str, list[Trajectory]],
+    config: PipelineConfig,
+    drops: Counter[tuple[str, str]],
+) -> dict[str, dict[str, list[Row]]]:
+    """Apply the paper's sizes: Stage I per task, Stage II from Stage I's training problems."""
+    s, seed = config.splits, config.seed
+    by_kind, by_id = (lambda r: r["kind"]), (lambda r: r["id"])
+    caps = {TRAIN: s.stage1_train, VALIDATION: s.stage1_validation // 2}
+    out: dict[str, dict[str, list[Row]]] = {c: {} for c in CONFIGS}
+    for task in (MASKED_FILL, STEP_ORDER):
+        for split in SPLITS:
+            pool = task_rows[split][task]
+            out[task][split] = balanced_sample(pool, caps[split], seed, f"{task}:{split}", by_kind, by_id)
+            drops[("select", "over_cap")] += len(pool) - len(out[task][split])
+    stage1_train = {problem_origin(r["id"]) for task in (MASKED_FILL, STEP_ORDER) for r in out[task][TRAIN]}
+    train_pool = [r for r in task_rows[TRAIN][OUTCOME] if r["id"] in stage1_train]
+    drops[("select", "not_in_stage1_train")] += len(task_rows[TRAIN][OUTCOME]) - len(train_pool)
+    for split, pool, cap in ((TRAIN, train_pool, s.stage2_train), (VALIDATION, task_rows[VALIDATION][OUTCOME], s.stage2_validation)):
+        out[OUTCOME][split] = balanced_sample(pool, cap, seed, f"{OUTCOME}:{split}", by_kind, by_id)
+        drops[("select", "over_cap")] += len(pool) - len(out[OUTCOME][split])
+    for split in SPLITS:
+        out[TRAJECTORIES][split] = [_trajectory_row(t) for t in sorted(trajectories[split], key=lambda t: t.id)]
+    if not drops[("select", "over_cap")]:
+        del drops[("select", "over_cap")]
+    if not drops[("select", "not_in_stage1_train")]:
+        del drops[("select", "not_in_stage1_train")]
+    return out
+
+
+def run_pipeline(config: PipelineConfig, annotator: Annotator) -> PipelineResult:
+    """Run the whole curation; deterministic for the same inputs, config and annotator."""
+    drops: Counter[tuple[str, str]] = Counter()
+    trajectories, source_info = read_sources(config, drops)
+    trajectories = filter_problems(trajectories, config, drops)
+    if config.refine:
+        trajectories = _apply(annotator.refine, trajectories, "refine", config, drops)
+    trajectories = _apply(annotator.annotate, trajectories, "annotate", config, drops)
+    by_split: dict[str, list[Trajectory]] = {split: [] for split in SPLITS}
+    for t in trajectories:
+        by_split[assign_split(t.problem, config.seed, config.splits.holdout)].append(t)
+    task_rows = {split: _task_rows(by_split[split], config, drops) for split in SPLITS}
+    rows = select(task_rows, by_split, config, drops)
+    return PipelineResult(rows=rows, drops=drops, sources=source_info, annotator=annotator.name)

@@ -142,7 +142,7 @@ def strip_wrappers(text: str) -> str:
     while text != prev:
         prev = text
         text = text.strip()
-        if text.endswith(".") and not re.search(r"\d\.$", text[-2:]):
+        if text.endswith(".") and len(text) > 1:
             text = text[:-1].rstrip()
         for left, right in _WRAPPERS:
             if len(text) >= len(left) + len(right) and text.startswith(left) and text.endswith(right):
@@ -160,7 +160,7 @@ _ARROWS = re.compile(
     r"\\(?:longrightarrow|rightarrow|Rightarrow|Longrightarrow|to|mapsto)(?![a-zA-Z])|->|=>|→|⟶|⇒|➔|>"
 )
 _STEP_WORD = re.compile(r"(?i)\bsteps?\b\.?")
-_NOISE = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}|\\left|\\right|\\quad|\\qquad|\\[,;:! ]|~")
+_NOISE = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}|\\(?:left|right)(?![a-zA-Z])|\\quad|\\qquad|\\[,;:! ]|~")
 _ORDER_TOKEN = re.compile(r"\d{1,6}")
 _ORDER_SEPARATORS = re.compile(r"^[\s,;\[\](){}]*$")
 
@@ -173,8 +173,8 @@ def parse_order(text: str | None) -> list[int] | None:
     """
     if text is None:
         return None
-    text = _NOISE.sub(lambda m: m.group(1) or " ", strip_wrappers(text))
-    text = _ARROWS.sub(",", text)
+    text = _ARROWS.sub(",", strip_wrappers(text))
+    text = _NOISE.sub(lambda m: m.group(1) or " ", text)
     text = _STEP_WORD.sub(" ", text)
     numbers = [int(m.group(0)) for m in _ORDER_TOKEN.finditer(text)]
     rest = _ORDER_TOKEN.sub(" ", text)

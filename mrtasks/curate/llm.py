@@ -78,8 +78,8 @@ class _CallFailed(Exception):
 class LLMConfig:
     """Where to send curation requests and how hard to try. CLI: `--base-url`, `--model`, ..."""
 
-    model: str
-    """Model name as the endpoint knows it (the paper: DeepSeek-R1-0528 to annotate, o3-mini to refine)."""
+    model: str = ""
+    """Model name as the endpoint knows it (the paper: DeepSeek-R1-0528 to annotate, o3-mini to refine). Required."""
     base_url: str | None = None
     """OpenAI-compatible endpoint, e.g. `http://localhost:8000/v1` for vLLM; None: `OPENAI_BASE_URL` or OpenAI."""
     concurrency: int = 8
@@ -108,6 +108,8 @@ class LLMConfig:
     backoff_max: float = 60.0
     max_attempts: int = 3
     """Answers asked for per prompt and trajectory before a rejected one becomes a Drop."""
+    allow_repeated_formulas: bool = False
+    """Keep formulas that occur more than once in the solution (masking one copy leaks it)."""
     min_formulas: int = 7
     """When hallucinated formulas were removed and fewer than this remain, ask again (the paper keeps >= 7)."""
     min_step_coverage: float = 0.9
@@ -118,7 +120,7 @@ class LLMConfig:
 
     def __post_init__(self) -> None:
         if not self.model:
-            raise ValueError("LLMConfig.model is required (the model name the endpoint serves)")
+            raise ValueError("the llm annotator needs a model name (--model), as the endpoint serves it")
         if self.concurrency < 1 or self.max_attempts < 1 or self.max_retries < 0:
             raise ValueError("concurrency and max_attempts must be >= 1, max_retries >= 0")
         if not 0.0 <= self.min_step_coverage <= 1.0:
@@ -166,7 +168,8 @@ class LLMAnnotator(Annotator):
         self.config = config
         self.cache = ResponseCache(config.cache_path)
         self.stats: Counter[str] = Counter()
-        """requests, cache_hits, transport_retries, retried_answers, formulas_removed, drop:<reason>."""
+        """requests, cache_hits, transport_retries, retried_answers, formulas_removed (not in the
+        solution), formulas_repeated (occur twice), drop:<reason>."""
         self._client: Any = None
         self._semaphore: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[str]] = {}
@@ -244,6 +247,8 @@ class LLMAnnotator(Annotator):
     # --- one trajectory --------------------------------------------------------------------
 
     async def _annotate_one(self, t: Trajectory) -> Trajectory | Drop:
+        if not t.solution.strip():
+            return Drop(t.id, "empty_solution")
         formulas, steps = await asyncio.gather(
             self._ask(t, FORMULA_EXTRACTION_PROMPT, self._parse_formulas, "formulas"),
             self._ask(t, STEP_SPLIT_PROMPT, self._parse_steps, "steps"),
@@ -295,7 +300,7 @@ class LLMAnnotator(Annotator):
     def _parse_formulas(self, text: str, t: Trajectory) -> list[Formula]:
         obj = extract_json(text)
         validate_schema(obj, THEOREMS_SCHEMA)
-        match = locate_formulas(t.solution, obj["theorems"])
+        match = locate_formulas(t.solution, obj["theorems"], self.config.allow_repeated_formulas)
         if match.missing and len(match.formulas) < self.config.min_formulas:
             shown = "; ".join(repr(m[:60]) for m in match.missing[:3])
             raise Rejected(
@@ -303,6 +308,7 @@ class LLMAnnotator(Annotator):
                 f"{len(match.missing)} of {len(obj['theorems'])} items do not occur verbatim in the text: {shown}",
             )
         self.stats["formulas_removed"] += len(match.missing)
+        self.stats["formulas_repeated"] += match.repeated
         return match.formulas
 
     def _parse_steps(self, text: str, t: Trajectory) -> list[str]:

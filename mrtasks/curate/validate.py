@@ -12,7 +12,9 @@ Definitions (the contract the `llm` annotator enforces):
   stripped first, so the span is the content inside the solution's delimiters. A match must
   not start or end inside a word, number or LaTeX command (`x` is not found inside `\\max`).
   Items keep the model's importance order; the first free occurrence is taken; an item whose
-  every occurrence overlaps an earlier, more important span is dropped as a duplicate.
+  every occurrence overlaps an earlier, more important span is dropped as a duplicate. By
+  default an item that occurs more than once is not maskable either (masking one copy would
+  leave the answer in plain sight in the other), as in the heuristic annotator.
 * Steps "cover" the solution when, with whitespace removed, every step is found in order in the
   solution (exactly, or with a rapidfuzz partial-ratio of at least `min_similarity`) and the
   matched regions together cover at least `min_coverage` of the solution's characters. A leading
@@ -193,15 +195,17 @@ class FormulaMatch:
     """Items not found in the solution (hallucinated or rewritten by the model)."""
     duplicates: int
     """Items found only where a more important item already sits."""
+    repeated: int = 0
+    """Items left out because they occur more than once in the solution."""
 
 
-def locate_formulas(solution: str, items: list[str]) -> FormulaMatch:
+def locate_formulas(solution: str, items: list[str], allow_repeated: bool = False) -> FormulaMatch:
     """Map extracted items, most important first, to non-overlapping verbatim spans."""
     index = SolutionIndex(solution)
     taken: list[tuple[int, int]] = []
     formulas: list[Formula] = []
     missing: list[str] = []
-    duplicates = 0
+    duplicates = repeated = 0
     for item in items:
         text = strip_math_delimiters(item)
         if not text:
@@ -214,6 +218,9 @@ def locate_formulas(solution: str, items: list[str]) -> FormulaMatch:
         if not spans:
             missing.append(item)
             continue
+        if len(spans) > 1 and not allow_repeated:
+            repeated += 1
+            continue
         free = [s for s in spans if all(s[1] <= a or s[0] >= b for a, b in taken)]
         if not free:
             duplicates += 1
@@ -221,7 +228,7 @@ def locate_formulas(solution: str, items: list[str]) -> FormulaMatch:
         start, end = free[0]
         taken.append((start, end))
         formulas.append(Formula(solution[start:end], start, end))
-    return FormulaMatch(formulas, missing, duplicates)
+    return FormulaMatch(formulas, missing, duplicates, repeated)
 
 
 # --- Steps -------------------------------------------------------------------------------------

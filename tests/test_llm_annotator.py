@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mrtasks.curate.base import Drop
 from mrtasks.curate.llm import LLMAnnotator, LLMConfig, LLMError
@@ -84,7 +86,8 @@ def by_kind(formulas, steps=oracle_reply):
 
 
 def test_annotates_real_math500_solutions(server, shared_data):
-    rows = [json.loads(line) for line in (shared_data / "benchmarks" / "math500.jsonl").open()]
+    lines = (shared_data / "benchmarks" / "math500.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
 
     def written_once(solution: str) -> list[str]:
         return [f for f in oracle_formulas(solution) if compact(solution).count(compact(f)) == 1]
@@ -482,6 +485,23 @@ def test_check_steps_requires_order_and_coverage():
         check_steps(solution, ["First we expand."])
     with pytest.raises(Rejected, match="does not occur"):
         check_steps(solution, ["First we expand.", "We guess the answer is 42 by symmetry.", "Finally."])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    answer=st.one_of(
+        st.text(max_size=300),
+        st.lists(st.text(max_size=40), max_size=8).map(lambda xs: json.dumps({"theorems": xs, "steps": xs})),
+        st.sampled_from(["[" * 5000, "{" * 5000, '{"steps": [""]}', '{"theorems": [], "steps": []}']),
+    )
+)
+def test_any_answer_is_parsed_or_rejected_never_crashes(answer):
+    ann = LLMAnnotator(LLMConfig(model="m", progress=False))
+    for parse in (ann._parse_formulas, ann._parse_steps, ann._parse_refined):
+        try:
+            parse(answer, traj())
+        except Rejected:
+            pass
 
 
 # --- the benchmark, small ----------------------------------------------------------------------

@@ -187,6 +187,12 @@ class LLMAnnotator(Annotator):
     def close(self) -> None:
         self.cache.close()
 
+    def __enter__(self) -> LLMAnnotator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # --- orchestration ---------------------------------------------------------------------
 
     def _run_all(

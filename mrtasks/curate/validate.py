@@ -76,7 +76,7 @@ def _loads_lenient(candidate: str) -> Any:
     """`json.loads`, then again after the usual model slips: `//` comments, trailing commas, bare `\\`."""
     try:
         return json.loads(candidate)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         pass
     repaired = _TRAILING_COMMA_RE.sub(r"\1", _LINE_COMMENT_RE.sub("", candidate))
     repaired = _BAD_ESCAPE_RE.sub(lambda m: m.group(1) + "\\\\", repaired)
@@ -95,7 +95,7 @@ def extract_json(text: str | None) -> dict[str, Any]:
     for candidate in candidates:
         try:
             obj = _loads_lenient(candidate)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError, or absurdly deep nesting
             continue
         if isinstance(obj, dict):
             return obj
@@ -104,7 +104,7 @@ def extract_json(text: str | None) -> dict[str, Any]:
     for match in re.finditer(r"\{", body):
         try:
             obj, _ = decoder.raw_decode(body, match.start())
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
             return obj

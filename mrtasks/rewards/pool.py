@@ -230,6 +230,12 @@ class TimedPool:
             self._workers = []
 
 
+def echo_after(seconds: float, value: Any) -> Any:
+    """Return `value` after `seconds`: a health check for the pool's time bound."""
+    time.sleep(seconds)
+    return value
+
+
 _POOL: TimedPool | None = None
 _POOL_LOCK = threading.Lock()
 

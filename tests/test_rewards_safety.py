@@ -1,0 +1,102 @@
+"""Rewards on hostile input: always a float in [0, 1], never an exception, a hang or `eval`."""
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mrtasks.rewards import get_reward
+from mrtasks.rewards.pool import TimedPool, echo_after
+from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER
+
+NAMES = ["mask_fill", "step_order", "outcome", "process", "format"]
+COLUMNS = dict(
+    masks=[["x^2 + 1", "\\frac{1}{2}", "A = \\texttt{0x81010100}"]] * 3,
+    scored=[[0, 2]] * 3,
+    order=[[2, 0, 1]] * 3,
+    answer=["\\frac{1}{2}"] * 3,
+    task=[MASKED_FILL, STEP_ORDER, OUTCOME],
+)
+
+PATHOLOGICAL = [
+    "\\boxed{9^{9^{9^{9}}}}",
+    "\\boxed{10**10**10}",
+    "\\boxed{" + "9" * 5000 + "^" + "9" * 5000 + "}",
+    "\\boxed{100000000!}",
+    "\\boxed{\\binom{10^{9}}{5 \\cdot 10^{8}}}",
+    "x" * 100_000 + "\\boxed{1/2}",
+    "\\boxed{" * 20_000,
+    "}" * 50_000 + "\\boxed{" + "{" * 50_000,
+    "\\boxed{__import__('os').system('touch /tmp/mrtasks_pwned')}",
+    "\\boxed{().__class__.__bases__[0].__subclasses__()}",
+    "\\boxed{lambda: 0; \\frac12}",
+    "\\boxed{\x00\x00\\frac{1}{2}\x00}",
+    "\\boxed{\ud800\udfff}",
+    "\\boxed{" + "(" * 3000 + "1" + ")" * 3000 + "}",
+    "\\boxed{" + "\\sqrt{" * 2000 + "2" + "}" * 2000 + "}",
+    "\\boxed{" + "; ".join(["x"] * 10_000) + "}",
+    "\\boxed{" + ", ".join(map(str, range(10_000))) + "}",
+    "\\boxed{" + "1" * 100_000 + "}",
+    "\\boxed{\\frac{1}{0}}",
+    "<think>" * 1000 + "</think>" * 1000,
+    [{"role": "assistant", "content": None}],
+    [{"role": "assistant"}],
+    None,
+    12345,
+]
+
+
+def check(scores, n):
+    assert len(scores) == n
+    assert all(s is None or (isinstance(s, float) and 0.0 <= s <= 1.0) for s in scores), scores
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pathological_completions_score_quickly_and_in_range(name, tmp_path):
+    fn = get_reward(name)
+    for bad in PATHOLOGICAL:
+        start = time.perf_counter()
+        check(fn([bad] * 3, **COLUMNS), 3)
+        assert time.perf_counter() - start < 3.0, (name, str(bad)[:80])
+
+
+def test_completion_text_is_never_executed():
+    from pathlib import Path
+
+    marker = Path("/tmp/mrtasks_pwned")
+    marker.unlink(missing_ok=True)
+    get_reward("outcome")(["\\boxed{__import__('os').system('touch /tmp/mrtasks_pwned')}"], answer=["0"])
+    assert not marker.exists()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(alphabet=st.characters(codec=None), max_size=300), min_size=3, max_size=3))
+def test_fuzz_arbitrary_text(texts):
+    for name in NAMES:
+        check(get_reward(name)(texts, **COLUMNS), 3)
+
+
+TOKENS = list("0123456789xyz+-*/^_{}()[]\\,;.=<> !|") + ["\\frac", "\\sqrt", "\\pi", "\\boxed{", "\\to", "</think>"]
+LATEXISH = st.lists(st.sampled_from(TOKENS), max_size=40).map("".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(LATEXISH.map(lambda s: "\\boxed{" + s + "}"), min_size=3, max_size=3), LATEXISH)
+def test_fuzz_latex_like_answers(texts, reference):
+    for name in NAMES:
+        check(get_reward(name)(texts, **{**COLUMNS, "answer": [reference] * 3, "masks": [[reference]] * 3}), 3)
+
+
+def test_pool_kills_and_replaces_a_worker_that_overruns():
+    pool = TimedPool(workers=2, timeout=0.5)
+    try:
+        start = time.perf_counter()
+        pool.start()
+        out = pool.map(echo_after, [(0.01, "a"), (30.0, "b"), (0.02, "c"), (0.03, "d")], default="timeout")
+        assert out == ["a", "timeout", "c", "d"]
+        assert time.perf_counter() - start < 10
+        assert pool.stats.timeouts == 1 and pool.stats.restarts == 1
+        assert pool.map(echo_after, [(0.0, "e")], default="timeout") == ["e"]  # the replacement works
+    finally:
+        pool.close()

@@ -11,12 +11,13 @@ import sys
 
 import pytest
 
+from eval.benchmarks import load_benchmarks
 from eval.generation import TransformersBackend
 from eval.passk import passk_curve
 from eval.run import build_parser, main, prompt_messages
 from mrtasks.prompts import outcome_messages
 from tests.conftest import REPO_ROOT
-from tests.tiny_model import build_tiny_model
+from tests.tiny_model import build_tiny_model, teach
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +25,18 @@ def tiny_model(tmp_path_factory, shared_data):
     lines = (shared_data / "benchmarks" / "aime24.jsonl").read_text().splitlines()
     texts = [json.loads(line)["problem"] for line in lines] + [r"<think> so </think> \boxed{25}"]
     return str(build_tiny_model(tmp_path_factory.mktemp("tiny"), texts))
+
+
+@pytest.fixture(scope="module")
+def taught_model(tmp_path_factory, shared_data):
+    """A tiny model warmed up (under the chat-template prompt) to answer the test's four problems
+    with `\\boxed{answer}`, so grading sees right and wrong samples end to end."""
+    benchmarks = load_benchmarks(["aime24", "amc23"], shared_data / "benchmarks", max_problems=2)
+    problems = [p for b in benchmarks for p in b.problems]
+    answers = [rf"\boxed{{{p.answer}}}" for p in problems]
+    path = build_tiny_model(tmp_path_factory.mktemp("taught"), [p.problem for p in problems] + answers)
+    examples = [(prompt_messages(p.problem, "chat-template"), a) for p, a in zip(problems, answers)]
+    return str(teach(path, examples, steps=30))
 
 
 @pytest.fixture
@@ -40,8 +53,10 @@ def read_samples(out):
     return [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
 
 
-def test_cli_writes_every_output(args, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "eval.run", *args, "--max-problems", "2"],
+def test_cli_writes_every_output(args, taught_model, tmp_path):
+    args[1] = taught_model
+    proc = subprocess.run([sys.executable, "-m", "eval.run", *args, "--max-problems", "2", "--prompt-style",
+                           "chat-template"],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out"
@@ -55,6 +70,10 @@ def test_cli_writes_every_output(args, tmp_path):
                           "num_tokens", "truncated"}
     assert [r["sample"] for r in rows[:4]] == [0, 1, 2, 3] and first["answer"] == "204"
     assert all(0 <= r["reward"] <= 1 and 1 <= r["num_tokens"] <= 16 for r in rows)
+    assert all(r["correct"] == (r["reward"] == 1.0) for r in rows)
+    right = [r for r in rows if r["correct"]]
+    assert right and all(r["prediction"] is not None for r in right)  # the warm-up taught some answers
+    assert all(r["prediction"] == r["answer"] for r in right if r["prediction"].isdigit())
 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["k"] == [1, 2, 4]  # 8 > n is left out, with a warning
@@ -63,7 +82,7 @@ def test_cli_writes_every_output(args, tmp_path):
     assert (gen["n"], gen["temperature"], gen["top_p"], gen["max_new_tokens"], gen["seed"]) == (4, 0.6, 0.95, 16, 0)
     assert gen["backend"]["name"] == "transformers" and gen["backend"]["version"]
     assert summary["model"]["name_or_path"] == args[1]
-    assert summary["prompt"] == {"style": "paper", "messages": outcome_messages("{problem}")}
+    assert summary["prompt"] == {"style": "chat-template", "messages": [{"role": "user", "content": "{problem}"}]}
     assert summary["grader"]["reward"] == "mrtasks.rewards:outcome" and summary["grader"]["mathruler"]
     for name in ("aime24", "amc23"):
         bench = summary["benchmarks"][name]
@@ -72,6 +91,7 @@ def test_cli_writes_every_output(args, tmp_path):
         counts = [(4, sum(r["correct"] for r in rows if r["benchmark"] == name and r["id"] == pid))
                   for pid in bench["correct_counts"]]
         assert bench["pass@k"] == {str(k): v for k, v in passk_curve(counts, [1, 2, 4]).items()}
+        assert bench["correct_counts"] == {pid: c for pid, (_, c) in zip(bench["correct_counts"], counts)}
         assert list(bench["curve"]) == ["1", "2", "3", "4"]
     assert set(summary["average"]["pass@k"]) == {"1", "2", "4"}
 

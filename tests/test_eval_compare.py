@@ -1,0 +1,93 @@
+"""`python -m eval.compare`: the paper's Table 1 layout from several summaries."""
+
+import json
+import logging
+import subprocess
+import sys
+
+import pytest
+
+from eval.compare import main
+from eval.tables import comparison_table, relative_gain
+from tests.conftest import REPO_ROOT
+
+# The paper's Table 1, Qwen2.5-3B rows for AIME24 and AIME25 (Pass@1, Pass@5, Pass@8 in %).
+PAPER = {
+    "Base": {"aime24": (1.93, 7.48, 10.23), "aime25": (0.73, 3.58, 5.13)},
+    "+GRPO": {"aime24": (5.63, 14.29, 17.29), "aime25": (2.03, 8.53, 12.10)},
+    "+MR-RLVR": {"aime24": (6.30, 13.20, 15.43), "aime25": (2.76, 10.44, 14.05)},
+}
+
+
+def summary_for(label: str) -> dict:
+    """A summary.json as eval.run writes it, with only the fields the table reads."""
+    benchmarks = {name: {"pass@k": {str(k): v / 100 for k, v in zip((1, 5, 8), values)}}
+                  for name, values in PAPER[label].items()}
+    average = {str(k): sum(b["pass@k"][str(k)] for b in benchmarks.values()) / 2 for k in (1, 5, 8)}
+    return {
+        "k": [1, 5, 8],
+        "model": {"name_or_path": f"qwen2.5-3b{label.lower()}"},
+        "generation": {"n": 64, "temperature": 0.6, "top_p": 0.95, "max_new_tokens": 4096, "seed": 0,
+                       "backend": {"name": "vllm"}},
+        "prompt": {"style": "paper"},
+        "benchmarks": benchmarks,
+        "average": {"pass@k": average},
+    }
+
+
+@pytest.fixture
+def summary_files(tmp_path):
+    paths = []
+    for label in PAPER:
+        path = tmp_path / f"{label.strip('+').lower()}.json"
+        path.write_text(json.dumps(summary_for(label)))
+        paths.append(str(path))
+    return paths
+
+
+def test_three_runs_give_the_papers_layout_with_gains_over_grpo(summary_files, tmp_path, capsys):
+    main(summary_files + ["--output", str(tmp_path / "table.md"), "--plot", str(tmp_path / "cmp.png")])
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
+    assert lines[0] == ("| Benchmark | Pass@1 Base | Pass@1 +GRPO | Pass@1 +MR-RLVR | Pass@5 Base | Pass@5 +GRPO | "
+                        "Pass@5 +MR-RLVR | Pass@8 Base | Pass@8 +GRPO | Pass@8 +MR-RLVR |")
+    aime24 = lines[2].split(" | ")
+    assert aime24[:4] == ["| AIME24", "1.93", "5.63", "**6.30** (↑11.90%)"]
+    assert aime24[5:7] == ["**14.29**", "13.20 (↓7.63%)"]  # bold marks the best of each group
+    assert lines[3].startswith("| AIME25 | 0.73 | 2.03 | **2.76** (↑35.96%) |")
+    assert lines[4].startswith("| Average |")
+    assert "Relative gains are over +GRPO." in printed
+    assert (tmp_path / "table.md").read_text() in printed + "\n"
+    assert (tmp_path / "cmp.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_labels_reference_and_missing_values(summary_files, capsys):
+    grpo = json.loads(open(summary_files[1]).read())
+    del grpo["benchmarks"]["aime25"]
+    table = comparison_table([grpo, summary_for("+MR-RLVR")], ["GRPO", "MR"], reference=0)
+    assert "| AIME25 | – | 2.76 |" in table  # no gain against a missing reference
+    main(summary_files[1:] + ["--labels", "G", "M"])
+    assert "Pass@1 G | Pass@1 M" in capsys.readouterr().out
+    assert relative_gain(2.0, 0.0) is None and relative_gain(3.0, 2.0) == 50.0
+
+
+def test_bad_input_is_a_clear_error(summary_files, tmp_path, caplog):
+    other = summary_for("Base")
+    other["generation"]["temperature"] = 1.0
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    with caplog.at_level(logging.WARNING):
+        main([summary_files[1], str(tmp_path / "other.json")])
+    assert "differs from" in caplog.text and "temperature" in caplog.text
+
+    (tmp_path / "junk.json").write_text("{not json")
+    with pytest.raises(SystemExit, match="cannot read summary"):
+        main([str(tmp_path / "junk.json")])
+    with pytest.raises(SystemExit):
+        main(summary_files + ["--labels", "only-one"])
+
+
+def test_help():
+    proc = subprocess.run([sys.executable, "-m", "eval.compare", "--help"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0
+    assert all(opt in proc.stdout for opt in ("--labels", "--reference", "--output", "--plot"))

@@ -45,6 +45,8 @@ class LLMOptions:
     concurrency: int = 8
     cache: str | None = None
     refine: bool = False
+    min_formulas: int = 7
+    progress: bool = True
 
 
 def make_annotator(name: str, llm: LLMOptions) -> Annotator:
@@ -58,8 +60,13 @@ def make_annotator(name: str, llm: LLMOptions) -> Annotator:
             from mrtasks.curate.llm import LLMAnnotator, LLMConfig
         except ImportError as e:
             raise SystemExit(f"--annotator llm needs mrtasks.curate.llm and `pip install mr-rlvr[llm]`: {e}") from e
-        kwargs: dict[str, Any] = {"concurrency": llm.concurrency, "refine": llm.refine}
-        for key, value in (("base_url", llm.base_url), ("model", llm.model), ("cache_path", llm.cache)):
+        if not llm.model:
+            raise SystemExit("--annotator llm needs --model (and usually --base-url)")
+        kwargs: dict[str, Any] = {
+            "model": llm.model, "concurrency": llm.concurrency, "refine": llm.refine,
+            "min_formulas": llm.min_formulas, "progress": llm.progress,
+        }
+        for key, value in (("base_url", llm.base_url), ("cache_path", llm.cache)):
             if value is not None:
                 kwargs[key] = value
         return LLMAnnotator(LLMConfig(**kwargs))
@@ -119,7 +126,11 @@ def write_dataset(
         shutil.rmtree(out / "data")
     files = []
     for name in CONFIGS:
-        files += write_config(name, result.rows[name], out, config.progress)
+        rows = {split: r for split, r in result.rows[name].items() if r}  # an empty split cannot be loaded
+        if not rows:
+            logger.warning("config %s has no rows: it is left out of the dataset", name)
+            continue
+        files += write_config(name, rows, out, config.progress)
     fp = fingerprint(files, out)
     params = parameters(config, result.annotator)
     (out / "README.md").write_text(render_card(result, params, fp, repo, card_template), encoding="utf-8")
@@ -272,8 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     config = config_from_args(args)
     annotator = make_annotator(
         args.annotator,
-        LLMOptions(base_url=args.base_url, model=args.model, concurrency=args.concurrency, cache=args.cache, refine=args.refine),
+        LLMOptions(
+            base_url=args.base_url, model=args.model, concurrency=args.concurrency, cache=args.cache,
+            refine=args.refine, min_formulas=args.min_formulas, progress=not args.no_progress,
+        ),
     )
+    if args.annotator == "llm":
+        config.annotate_batch = max(config.annotate_batch, 64 * args.concurrency)  # keep requests in flight
     try:
         result = run_pipeline(config, annotator)
     except (SourceError, FileNotFoundError) as e:

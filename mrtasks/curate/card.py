@@ -24,13 +24,15 @@ def size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def data_files(config: str) -> list[dict[str, str]]:
-    return [{"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in SPLITS]
+def data_files(config: str, counts: dict[str, int]) -> list[dict[str, str]]:
+    """The file pattern of each non-empty split (`datasets` cannot load a split with no rows)."""
+    return [{"split": s, "path": f"data/{config}/{s}-*.parquet"} for s in SPLITS if counts.get(s)]
 
 
 def metadata(result: PipelineResult) -> dict[str, Any]:
     """The card's YAML header: license, tasks, tags, size and the `configs:` file mapping."""
-    total = sum(n for splits in result.counts().values() for n in splits.values())
+    counts = result.counts()
+    total = sum(n for splits in counts.values() for n in splits.values())
     return {
         "license": "apache-2.0",
         "language": ["en"],
@@ -38,7 +40,9 @@ def metadata(result: PipelineResult) -> dict[str, Any]:
         "task_categories": ["text-generation", "reinforcement-learning"],
         "tags": ["math", "reasoning", "rlvr", "grpo", "self-supervised", "process-reward"],
         "size_categories": [size_category(total)],
-        "configs": [{"config_name": c, "data_files": data_files(c)} for c in CONFIGS],
+        "configs": [
+            {"config_name": c, "data_files": data_files(c, counts[c])} for c in CONFIGS if any(counts[c].values())
+        ],
     }
 
 

@@ -96,8 +96,8 @@ def _inline_dollar_end(text: str, i: int) -> int:
     """The index of the `$` closing an inline `$` opened at i, or -1 (pandoc's rules).
 
     The opener must be followed by a non-space, the closer preceded by a non-space and not
-    followed by a digit (so "$12 and $15" is two prices, not a formula), and an inline formula
-    never crosses a blank line.
+    followed by a digit (so "$12 and $15" is two prices, not a formula); the first unescaped `$`
+    after the opener must be the closer, and an inline formula never crosses a blank line.
     """
     n = len(text)
     if i + 1 >= n or text[i + 1].isspace():
@@ -114,7 +114,7 @@ def _inline_dollar_end(text: str, i: int) -> int:
             continue
         if not text[j - 1].isspace() and not (j + 1 < n and text[j + 1].isdigit()):
             return j
-        j += 1
+        return -1  # a `$` that cannot close: the opener was a price or a stray sign
 
 
 def find_math_spans(text: str) -> tuple[list[MathSpan], list[tuple[int, int]]]:

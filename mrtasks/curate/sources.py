@@ -375,12 +375,14 @@ def normalize_mapped(row: Row, i: int, spec: SourceSpec) -> list[Result]:
         kind = row.get(kind)
     problem = row.get(opts.get("problem", "problem"))
     solution = row.get(opts.get("solution", "solution"))
-    answer = row.get(opts["answer"]) if "answer" in opts else row.get("answer")
+    solution_field = opts.get("solution", "solution")
+    answer_field = opts.get("answer", "answer" if solution_field != "answer" else None)
+    answer = row.get(answer_field) if answer_field else None
     fmt = opts.get("format")
     if isinstance(solution, str) and fmt:
         if fmt == "gsm8k":
             solution, gsm_answer = clean_gsm8k(solution)
-            answer = answer if answer is not None else gsm_answer
+            answer = answer if "answer" in opts else gsm_answer
         else:
             solution = CLEANERS[fmt](solution)
     for key, value in (("problem", problem), ("solution", solution)):

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from mrtasks.curate.filters import normalize_problem
 
 TRAIN, VALIDATION = "train", "validation"
+PAPER_HOLDOUT = 6_000 / 26_000
 SPLITS: tuple[str, ...] = (TRAIN, VALIDATION)
 
 T = TypeVar("T")
@@ -40,7 +41,8 @@ class SplitConfig:
     stage2_validation: int = 1_500
     """Stage II validation samples."""
     validation_fraction: float | None = None
-    """Share of problems held out for validation; None: the paper's 6k / (20k + 6k)."""
+    """Share of problems held out for validation; None: the paper's ratio 6k / (20k + 6k),
+    whatever the caps (so small test builds still get both splits)."""
 
     def __post_init__(self) -> None:
         for name in ("stage1_train", "stage1_validation", "stage2_train", "stage2_validation"):
@@ -51,10 +53,7 @@ class SplitConfig:
 
     @property
     def holdout(self) -> float:
-        if self.validation_fraction is not None:
-            return self.validation_fraction
-        total = 2 * self.stage1_train + self.stage1_validation
-        return self.stage1_validation / total if total else 0.0
+        return PAPER_HOLDOUT if self.validation_fraction is None else self.validation_fraction
 
 
 def assign_split(problem: str, seed: int, validation_fraction: float) -> str:

@@ -111,12 +111,21 @@ def extract_json(text: str | None) -> dict[str, Any]:
     raise Rejected("llm_invalid_json", f"no JSON object in answer: {body[:120]!r}")
 
 
+_VALIDATORS: dict[str, Any] = {}
+
+
 def validate_schema(obj: dict[str, Any], schema: dict[str, Any]) -> None:
-    try:
-        jsonschema.validate(obj, schema)
-    except jsonschema.ValidationError as e:
-        path = "/".join(str(p) for p in e.absolute_path) or "<root>"
-        raise Rejected("llm_schema", f"{path}: {e.message}") from None
+    # `jsonschema.validate` re-checks the schema itself on every call; a built validator does not.
+    key = json.dumps(schema, sort_keys=True)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        validator = _VALIDATORS[key] = cls(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(obj))
+    if error is not None:
+        path = "/".join(str(p) for p in error.absolute_path) or "<root>"
+        raise Rejected("llm_schema", f"{path}: {error.message[:200]}")
 
 
 def latex_variants(s: str) -> list[str]:

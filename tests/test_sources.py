@@ -1,0 +1,148 @@
+"""Sources: presets for the shared corpora and the Hub, mapped local files, malformed rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from datasets import Dataset
+
+from mrtasks.curate.base import Drop
+from mrtasks.curate.sources import (
+    DEEPMATH_REVISION,
+    DEEPTHEOREM_REVISION,
+    MAX_SOLUTION_CHARS,
+    SourceError,
+    expand_specs,
+    iter_source,
+    normalize_deepmath,
+    normalize_deeptheorem,
+    parse_source,
+    problem_origin,
+)
+from mrtasks.trajectory import Trajectory
+
+
+def read(spec: str) -> tuple[list[Trajectory], list[Drop]]:
+    items = list(iter_source(parse_source(spec)))
+    return [t for t in items if isinstance(t, Trajectory)], [d for d in items if isinstance(d, Drop)]
+
+
+def test_parse_source_specs():
+    assert parse_source("sample").preset == "sample"
+    s = parse_source("gsm8k:data/g.jsonl:limit=5")
+    assert (s.preset, s.path, s.limit) == ("gsm8k", "data/g.jsonl", 5)
+    d = parse_source("deepmath:solutions=3")
+    assert (d.preset, d.solutions, d.revision) == ("deepmath", 3, DEEPMATH_REVISION)
+    assert parse_source("deeptheorem").revision == DEEPTHEOREM_REVISION
+    m = parse_source("x.jsonl:problem=question,solution=answer,kind=computation")
+    assert (m.preset, m.path, m.name) == ("file", "x.jsonl", "x")
+    assert m.options == {"problem": "question", "solution": "answer", "kind": "computation"}
+    for bad in ["", "nope.txt", "gsm8k", "sample:some/path", "x.jsonl:limit=zero", "x.jsonl:limit=0", "x.jsonl:oops"]:
+        with pytest.raises(SourceError):
+            spec = parse_source(bad)
+            _ = spec.limit
+
+
+def test_gsm8k_notes_removed_and_answer_taken(shared_data):
+    trajs, drops = read(f"gsm8k:{shared_data}/corpora/gsm8k_train_first2000.jsonl:limit=50")
+    assert len(trajs) == 50 and not drops
+    t = trajs[0]
+    assert t.kind == "computation" and t.answer == "72"
+    assert t.solution == "Natalia sold 48/2 = 24 clips in May.\nNatalia sold 48+24 = 72 clips altogether in April and May."
+    assert not any("<<" in t.solution or "####" in t.solution for t in trajs)
+
+
+def test_proof_presets_strip_wrappers_and_wiki_links(shared_data):
+    proofs, drops = read(f"proofnet:{shared_data}/corpora/proofnet_test.jsonl")
+    assert len(proofs) + len(drops) == 186 and [d.reason for d in drops] == ["empty_field"]
+    assert all(t.kind == "proof" and t.answer is None for t in proofs)
+    assert not any("\\begin{proof}" in t.solution or "\\end{proof}" in t.solution for t in proofs)
+    assert proofs[0].id == "proofnet/Rudin|exercise_1_1b"  # a preset names its rows after itself
+    mini, _ = read(f"minif2f:{shared_data}/corpora/minif2f_informal.jsonl")
+    assert len(mini) == 488
+    assert not any("[[" in t.solution or "[[" in t.problem for t in mini)
+    assert mini[0].solution.startswith("The logarithmic notation")
+
+
+def test_olympiadbench_and_qwen_cot(shared_data):
+    ob, _ = read(f"olympiadbench:{shared_data}/corpora/olympiadbench_oe_en.jsonl:limit=20")
+    assert all(t.answer and not t.answer.startswith("$") for t in ob)
+    qwen, drops = read(f"qwen_cot:{shared_data}/corpora/qwen_math_cot_100.jsonl")
+    assert len(qwen) == 96 and {d.reason for d in drops} == {"no_correct_response"}
+    assert qwen[0].id == "qwen_cot/0" and qwen[0].answer == "420"
+    several, _ = read(f"qwen_cot:{shared_data}/corpora/qwen_math_cot_100.jsonl:limit=2,solutions=3,name=q")
+    assert [t.id for t in several][:3] == ["q/0#0", "q/0#1", "q/0#2"]
+    assert {problem_origin(t.id) for t in several} == {"q/0", "q/1"}
+
+
+def test_corpora_folder_expands_to_every_known_file(shared_data):
+    specs = expand_specs([parse_source(f"corpora:{shared_data}/corpora")])
+    assert [s.preset for s in specs] == ["gsm8k", "olympiadbench", "qwen_cot", "proofnet", "proofnet", "minif2f"]
+    assert specs[3].name == "proofnet_test"
+
+
+def test_hub_rows_normalize_from_hand_made_rows():
+    spec = parse_source("deepmath:solutions=2")
+    row = {
+        "question": "Compute $1+1$.", "final_answer": "2", "difficulty": 1.0, "topic": "Arithmetic",
+        "r1_solution_1": "Okay, let me think... 1+1 is 2.\n</think>\n\nWe have $1+1=2$. The answer is $\\boxed{2}$.",
+        "r1_solution_2": "Adding gives $1+1=2$.", "r1_solution_3": None,
+    }
+    a, b = normalize_deepmath(row, 7, spec)
+    assert (a.id, b.id) == ("deepmath/7#0", "deepmath/7#1")
+    assert a.solution == "We have $1+1=2$. The answer is $\\boxed{2}$." and a.answer == "2" and a.kind == "computation"
+    thm = {"id": 11, "informal_theorem": "Prove that $2>1$.", "proof": "Since $2-1=1>0$, we get $2>1$.", "truth_value": True}
+    [t] = normalize_deeptheorem(thm, 0, parse_source("deeptheorem"))
+    assert (t.id, t.kind, t.problem) == ("deeptheorem/11", "proof", "Prove that $2>1$.")
+    [d] = normalize_deeptheorem({"id": 12, "informal_theorem": "x"}, 1, parse_source("deeptheorem"))
+    assert (d.reason, d.detail) == ("missing_field", "proof")
+
+
+def test_mapped_jsonl_and_parquet_files(tmp_path):
+    rows = [{"q": f"What is {k}+{k}?", "a": f"We get {k}+{k} = {2 * k}.", "final": str(2 * k), "uid": f"u{k}"} for k in range(5)]
+    jsonl = tmp_path / "mine.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    trajs, _ = read(f"{jsonl}:problem=q,solution=a,answer=final,id=uid,kind=computation")
+    assert [t.id for t in trajs] == [f"mine/u{k}" for k in range(5)]
+    assert trajs[3].answer == "6" and trajs[3].problem == "What is 3+3?"
+    parquet = tmp_path / "proofs.parquet"
+    Dataset.from_list([{"statement": "Show $a=a$.", "proof": "\\begin{proof}By reflexivity $a=a$.\\end{proof}"}]).to_parquet(parquet)
+    [p], _ = read(f"{parquet}:problem=statement,solution=proof,kind=proof,format=proofnet,name=mine")
+    assert (p.source, p.kind, p.solution) == ("mine", "proof", "By reflexivity $a=a$.")
+    gsm = tmp_path / "g.jsonl"
+    gsm.write_text(json.dumps({"question": "q?", "answer": "2*3 = <<2*3=6>>6\n#### 6"}) + "\n")
+    [g], _ = read(f"{gsm}:problem=question,solution=answer,format=gsm8k")
+    assert (g.solution, g.answer) == ("2*3 = 6", "6")
+
+
+def test_malformed_rows_are_counted_drops_and_good_rows_survive(tmp_path):
+    lines = [
+        json.dumps({"problem": "ok?", "solution": "fine $x=1$."}),
+        json.dumps({"problem": "no solution"}),
+        json.dumps({"problem": 42, "solution": "s"}),
+        json.dumps({"problem": "p", "solution": ["a", "list"]}),
+        json.dumps({"problem": "   ", "solution": "s"}),
+        json.dumps({"problem": "p", "solution": "x" * (MAX_SOLUTION_CHARS + 1)}),
+        json.dumps({"problem": "p", "solution": "s", "answer": {"a": 1}}),
+        json.dumps({"problem": "p", "solution": "s", "kind": "poem"}),
+        "{not json",
+        json.dumps(["a", "list"]),
+        "",
+        json.dumps({"problem": "also ok?", "solution": "yes $y=2$.", "answer": 2}),
+    ]
+    path = tmp_path / "messy.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    trajs, drops = read(f"{path}:kind=kind")
+    assert [t.problem for t in trajs] == []  # kind=kind reads a field most rows lack -> bad_kind
+    trajs, drops = read(f"{path}:problem=problem,solution=solution")
+    assert [t.problem for t in trajs] == ["ok?", "p", "also ok?"]  # the "poem" kind is not read here
+    assert trajs[2].answer == "2"
+    assert sorted(d.reason for d in drops) == sorted(
+        ["missing_field", "bad_type", "bad_type", "empty_field", "too_long", "bad_type", "bad_json", "bad_json"]
+    )
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(SourceError, match="not found"):
+        list(iter_source(parse_source(f"{tmp_path}/absent.jsonl")))

@@ -1,0 +1,57 @@
+"""The dataset card: Hub metadata that `huggingface_hub` parses, filled with the build's figures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from huggingface_hub import DatasetCard
+
+from mrtasks.build import main
+from mrtasks.curate.card import size_category
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("card_demo")
+    assert main(["--out", str(out), "--no-progress"]) == 0
+    return out, json.loads((out / "build_stats.json").read_text())
+
+
+def test_card_metadata_parses_and_maps_every_config_to_its_files(demo):
+    out, stats = demo
+    card = DatasetCard.load(out / "README.md")
+    data = card.data.to_dict()
+    assert data["license"] == "apache-2.0"
+    assert data["task_categories"] == ["text-generation", "reinforcement-learning"]
+    assert data["size_categories"] == ["n<1K"] and "math" in data["tags"]
+    configs = {c["config_name"]: c["data_files"] for c in data["configs"]}
+    assert list(configs) == ["masked_then_fill", "step_reordering", "outcome", "trajectories"]
+    for name, files in configs.items():
+        for entry in files:
+            assert list(out.glob(entry["path"])), entry
+        assert [e["split"] for e in files] == [s for s in ("train", "validation") if stats["counts"][name][s]]
+
+
+def test_card_body_reports_the_build(demo):
+    out, stats = demo
+    text = (out / "README.md").read_text()
+    assert stats["fingerprint"] in text
+    assert f"| masked_then_fill | {stats['counts']['masked_then_fill']['train']} |" in text
+    assert "| outcome | not_computation | 18 |" in text  # the sample's 18 proofs have no outcome row
+    assert "`sha256:" in text and "load_dataset(" in text and 'get_reward("process")' in text
+    params = json.loads(text.split("```json\n", 1)[1].split("\n```", 1)[0])
+    assert params["seed"] == 0 and params["masked_fill"]["min_formulas"] == 7 and params["annotator"] == "heuristic"
+    assert yaml.safe_load(text.split("---")[1])["pretty_name"] == "mr-rlvr tasks"
+
+
+def test_size_categories_follow_the_hub_buckets():
+    assert [size_category(n) for n in (0, 999, 1000, 25_000, 150_000)] == ["n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M"]
+
+
+def test_unknown_placeholder_fails_the_build(demo, tmp_path):
+    template = tmp_path / "t.md"
+    template.write_text("---\nlicense: mit\n---\n{{typo}}\n")
+    with pytest.raises(KeyError, match="typo"):
+        main(["--out", str(tmp_path / "o"), "--no-progress", "--card-template", str(template)])

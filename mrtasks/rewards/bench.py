@@ -1,0 +1,206 @@
+"""Throughput of the rewards on one GRPO step's worth of realistic rollouts.
+
+    python -m mrtasks.rewards.bench --answers ../shared/data/benchmarks/math500.jsonl
+
+Builds N rollouts (reasoning text with LaTeX ending in a boxed answer: correct, equivalent but
+written differently, wrong, missing, pathological) from the reference answers in a JSONL file,
+scores them with `outcome`, `step_order` and `mask_fill` (7 masks per row), and prints
+completions/s and the slowest single item for each, next to a plain loop over
+`mathruler.grader.grade_answer` on the same outcome rollouts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from mrtasks.rewards.equivalence import safe_for_sympy
+from mrtasks.rewards.mask_fill import mask_fill_reward
+from mrtasks.rewards.outcome import outcome_reward
+from mrtasks.rewards.parsing import extract_answer
+from mrtasks.rewards.pool import get_pool
+from mrtasks.rewards.step_order import step_order_reward
+
+FILLER = (
+    "Let us set up the problem. We write $f(x) = ax^2 + bx + c$ and note that "
+    "\\[ \\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}. \\] Substituting gives $2a + b = 3$, so the "
+    "remaining case follows by symmetry. "
+)
+PATHOLOGICAL = [
+    "9^{9^{9^{9}}}", "10**10**10", "__import__('os').system('true')", "\\frac{1}{0}",
+    "(" * 200 + "1" + ")" * 200, "x" * 5000, "\\sqrt{" * 100 + "2" + "}" * 100, "1" * 4000,
+]  # fmt: skip
+MASK_POOL = [
+    "x^2 + 2x + 1", "\\frac{n(n+1)}{2}", "a = 3", "\\sqrt{b^2 - 4ac}", "f(x) = 2x + 3",
+    "\\int_0^1 x^2 \\, dx = \\frac{1}{3}", "A \\oplus B = C", "|x - 1| < \\epsilon", "\\sin^2 x + \\cos^2 x = 1",
+    "2^{10} = 1024", "\\binom{5}{2} = 10", "(x-1)(x+1)", "P(A \\cap B) = P(A)P(B)", "e^{i\\pi} + 1 = 0",
+]  # fmt: skip
+
+
+def variant(answer: str, rng: random.Random) -> str:
+    """An equivalent rewriting of a reference answer (or the answer itself)."""
+    options = [f"${answer}$", f"\\text{{{answer}}}" if answer.isalpha() else answer, answer.replace("\\frac", "\\dfrac"),
+               f"x = {answer}" if "=" not in answer and "," not in answer else answer, f" {answer} ."]  # fmt: skip
+    if answer.isdigit():
+        options += [answer.zfill(3), f"{answer}.0"]
+    return rng.choice(options)
+
+
+def wrong(answer: str, rng: random.Random) -> str:
+    if answer.lstrip("-").isdigit():
+        return str(int(answer) + rng.choice([-1, 1, 10, 100]))
+    return rng.choice([answer + "+1", "2" + answer if answer else "2", "-(" + answer + ")", "\\frac{1}{2}"])
+
+
+def reasoning(rng: random.Random) -> str:
+    return FILLER * rng.randint(2, 12)
+
+
+def outcome_rollouts(answers: Sequence[str], n: int, seed: int) -> tuple[list[str], list[str]]:
+    rng = random.Random(seed)
+    completions, refs = [], []
+    for i in range(n):
+        ref = answers[i // 16 % len(answers)]  # 16 rollouts per prompt, as in GRPO
+        kind = rng.random()
+        if kind < 0.35:
+            box = ref
+        elif kind < 0.6:
+            box = variant(ref, rng)
+        elif kind < 0.9:
+            box = wrong(ref, rng)
+        elif kind < 0.97:
+            box = None
+        else:
+            box = rng.choice(PATHOLOGICAL)
+        tail = "I could not finish." if box is None else f"Therefore the answer is $\\boxed{{{box}}}$."
+        completions.append(reasoning(rng) + tail)
+        refs.append(ref)
+    return completions, refs
+
+
+def step_rollouts(n: int, seed: int) -> tuple[list[str], list[list[int]]]:
+    rng = random.Random(seed)
+    completions, orders = [], []
+    for _ in range(n):
+        k = rng.randint(3, 12)
+        order = list(range(k))
+        rng.shuffle(order)
+        pred = list(order)
+        if rng.random() < 0.6:
+            i, j = rng.randrange(k), rng.randrange(k)
+            pred[i], pred[j] = pred[j], pred[i]
+        sep = rng.choice([", ", " \\to ", " -> ", ", Step "])
+        box = sep.join(map(str, pred)) if rng.random() > 0.05 else rng.choice(PATHOLOGICAL)
+        completions.append(reasoning(rng) + f"The order is \\boxed{{{box}}}")
+        orders.append(order)
+    return completions, orders
+
+
+def mask_rollouts(n: int, seed: int, num_masks: int = 7) -> tuple[list[str], list[list[str]]]:
+    rng = random.Random(seed)
+    completions, masks = [], []
+    for _ in range(n):
+        refs = rng.sample(MASK_POOL, num_masks)
+        fills = []
+        for ref in refs:
+            r = rng.random()
+            fills.append(ref if r < 0.5 else ref.replace(" ", "") if r < 0.6 else rng.choice(MASK_POOL)
+                         if r < 0.95 else rng.choice(PATHOLOGICAL))  # fmt: skip
+        completions.append(reasoning(rng) + "\\boxed{" + "; ".join(fills) + "}")
+        masks.append(refs)
+    return completions, masks
+
+
+def timed(fn: Callable[..., list], completions: list, chunk: int, **columns: list) -> tuple[float, float, list]:
+    """Total seconds, worst per-item seconds (its chunk's in-process share plus its pool time)."""
+    out, worst = [], 0.0
+    start = time.perf_counter()
+    for lo in range(0, len(completions), chunk):
+        part = {k: v[lo : lo + chunk] for k, v in columns.items()}
+        t0 = time.perf_counter()
+        get_pool().stats.last_latency = []
+        out += fn(completions[lo : lo + chunk], **part)
+        elapsed = time.perf_counter() - t0
+        pool_worst = max(get_pool().stats.last_latency, default=0.0)
+        worst = max(worst, pool_worst + (elapsed - pool_worst) / max(len(part and completions[lo : lo + chunk]), 1))
+    return time.perf_counter() - start, worst, out
+
+
+def mathruler_loop(completions: Sequence[str], refs: Sequence[str]) -> tuple[float, float]:
+    """The usual baseline: extract the box, call grade_answer, one item at a time. Items our
+    guard would refuse are skipped (they `eval` text or hang sympy) and cost 0 here."""
+    from mathruler.grader import grade_answer
+
+    start, worst = time.perf_counter(), 0.0
+    for completion, ref in tqdm(list(zip(completions, refs)), desc="mathruler loop", leave=False):
+        t0 = time.perf_counter()
+        pred = extract_answer(completion)
+        if pred is not None and safe_for_sympy(pred) and len(pred) < 300:
+            try:
+                grade_answer(pred, ref)
+            except Exception:  # noqa: BLE001
+                pass
+        worst = max(worst, time.perf_counter() - t0)
+    return time.perf_counter() - start, worst
+
+
+def load_answers(path: Path) -> list[str]:
+    answers = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                a = json.loads(line).get("answer")
+                if a is not None:
+                    answers.append(str(a))
+    if not answers:
+        raise SystemExit(f"{path}: no rows with an `answer` field")
+    return answers
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--answers", type=Path, required=True, help="JSONL with an `answer` field per row")
+    parser.add_argument("-n", type=int, default=8192, help="rollouts per reward (default: one paper-sized step)")
+    parser.add_argument("--chunk", type=int, default=8192, help="completions per reward call")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-mathruler", action="store_true", help="do not run the MathRuler baseline loop")
+    args = parser.parse_args(argv)
+
+    answers = load_answers(args.answers)
+    t0 = time.perf_counter()
+    get_pool().start()
+    print(f"worker pool: {get_pool().num_workers} workers, started in {time.perf_counter() - t0:.2f} s, "
+          f"{get_pool().timeout:.2f} s per item")  # fmt: skip
+
+    oc, refs = outcome_rollouts(answers, args.n, args.seed)
+    so, orders = step_rollouts(args.n, args.seed)
+    mf, masks = mask_rollouts(args.n, args.seed)
+    results: dict[str, Any] = {}
+    print(f"{'reward':<22} {'items':>6} {'total s':>8} {'items/s':>9} {'worst item s':>13} {'mean':>6}")
+    for name, fn, comps, cols in [
+        ("outcome", outcome_reward, oc, {"answer": refs}),
+        ("step_order", step_order_reward, so, {"order": orders}),
+        ("mask_fill (7 masks)", mask_fill_reward, mf, {"masks": masks}),
+    ]:
+        total, worst, scores = timed(fn, comps, args.chunk, **cols)
+        mean = sum(s or 0 for s in scores) / len(scores)
+        results[name] = {"seconds": total, "per_s": len(comps) / total, "worst": worst}
+        print(f"{name:<22} {len(comps):>6} {total:>8.2f} {len(comps) / total:>9.0f} {worst:>13.3f} {mean:>6.3f}")
+    if not args.skip_mathruler:
+        total, worst = mathruler_loop(oc, refs)
+        results["mathruler loop"] = {"seconds": total, "per_s": len(oc) / total, "worst": worst}
+        print(f"{'mathruler loop':<22} {len(oc):>6} {total:>8.2f} {len(oc) / total:>9.0f} {worst:>13.3f}")
+    stats = get_pool().stats
+    print(f"pool: {stats.items} items sent, {stats.timeouts} timeouts, {stats.crashes} crashes")
+    return results
+
+
+if __name__ == "__main__":
+    main()

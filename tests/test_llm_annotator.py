@@ -412,6 +412,13 @@ def test_refine_that_loses_the_answer_is_dropped(server):
     assert len(server.log) == 2
 
 
+def test_refine_only_requires_an_answer_the_original_states(server):
+    # GSM8K-style: the reference answer "$18$" is not written as such in the solution text.
+    original = "She sells 16 - 3 - 4 = 9 eggs.\nWait, recount.\nShe makes 9 * 2 = 18 dollars.\n#### eighteen"
+    [out] = annotator(server, refine=True).refine([traj(0, original, answer="$19$")])
+    assert isinstance(out, Trajectory) and "Wait" not in out.solution
+
+
 def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="--model"):
         LLMConfig(base_url="http://localhost:8000/v1")

@@ -45,6 +45,7 @@ from mrtasks.curate.validate import (
     compact,
     extract_json,
     locate_formulas,
+    strip_math_delimiters,
     strip_think,
     validate_schema,
 )
@@ -93,7 +94,7 @@ class LLMConfig:
     refine_kinds: tuple[str, ...] = ("computation",)
     """Trajectory kinds the refine pass rewrites (the paper refines the DeepMath computations only)."""
     refine_check_answer: bool = True
-    """Reject a refined solution that no longer contains the reference answer (up to whitespace)."""
+    """Reject a rewrite that drops the reference answer the original solution states (up to whitespace)."""
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float | None = None
     """None leaves the endpoint's default."""
@@ -329,8 +330,11 @@ class LLMAnnotator(Annotator):
             out = out.split("\n", 1)[-1][:-3].strip() if "\n" in out else ""
         if not out:
             raise Rejected("llm_refine_empty", "the rewritten solution is empty")
-        if self.config.refine_check_answer and t.answer and compact(t.answer) not in compact(out):
-            raise Rejected("llm_refine_lost_answer", f"keep the final answer {t.answer!r} unchanged")
+        if self.config.refine_check_answer and t.answer:
+            answer = compact(strip_math_delimiters(t.answer))
+            # Only an answer the original states verbatim can be required of the rewrite.
+            if answer and answer in compact(t.solution) and answer not in compact(out):
+                raise Rejected("llm_refine_lost_answer", f"keep the final answer {t.answer!r} unchanged")
         return out
 
     # --- one request: cache, then the endpoint with retries --------------------------------

@@ -1,0 +1,18 @@
+"""The reward CLIs: the benchmark and the labeled-pair accuracy report."""
+
+from pathlib import Path
+
+from mrtasks.rewards import accuracy, bench
+
+
+def test_bench_scores_realistic_rollouts(shared_data, capsys):
+    results = bench.main(["--answers", str(shared_data / "benchmarks" / "math500.jsonl"), "-n", "256", "--skip-mathruler"])
+    assert set(results) == {"outcome", "step_order", "mask_fill (7 masks)"}
+    assert all(r["per_s"] > 0 and r["worst"] < 2.0 for r in results.values())
+    assert "items/s" in capsys.readouterr().out
+
+
+def test_accuracy_report(capsys):
+    scores = accuracy.main([str(Path(__file__).parent / "data" / "equivalence_pairs.jsonl")])
+    assert scores["mrtasks"].false_pos == 0
+    assert "mathruler" in capsys.readouterr().out

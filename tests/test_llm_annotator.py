@@ -379,6 +379,27 @@ def test_killed_build_resumes_with_zero_repeated_calls(server, tmp_path):
     assert len(set(answered)) == len(answered), "no call was paid for twice"
 
 
+def test_build_with_the_llm_annotator_reruns_from_the_cache(server, tmp_path, monkeypatch):
+    from datasets import load_dataset
+
+    from mrtasks.build import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    llm = ["--annotator", "llm", "--refine", "--base-url", server.base_url, "--model", "fake-r1",
+           "--cache", str(tmp_path / "llm.sqlite"), "--no-progress"]  # fmt: skip
+
+    assert main(["--out", str(tmp_path / "a"), *llm]) == 0
+    calls = len(server.log)
+    assert main(["--out", str(tmp_path / "b"), *llm]) == 0
+
+    assert calls > 0 and len(server.log) == calls, "the rerun is served from the cache"
+    stats = [json.loads((tmp_path / d / "build_stats.json").read_text()) for d in "ab"]
+    assert stats[0]["fingerprint"] == stats[1]["fingerprint"]
+    rows = load_dataset(str(tmp_path / "b"), "masked_then_fill", split="train")
+    assert rows.num_rows == stats[1]["counts"]["masked_then_fill"]["train"] > 0
+
+
 # --- refine ------------------------------------------------------------------------------------
 
 RAMBLING = "We need $x + 1 = 3$.\nWait, let me double-check that.\nSo $x = 2$ and the answer is $\\boxed{2}$."

@@ -7,7 +7,7 @@ saying why (a new request, so a new cache entry), and after `max_attempts` the t
 a `Drop` with a counted reason:
 
     llm_invalid_json, llm_schema, llm_hallucinated_formulas, llm_steps_do_not_cover,
-    llm_malformed_response, llm_refine_empty, llm_refine_lost_answer, llm_api_error
+    llm_malformed_response, llm_refine_empty, llm_refine_lost_answer, llm_api_error, empty_solution
 
 Calls run concurrently (`asyncio` + a semaphore of `concurrency`), transient failures (429, 5xx,
 timeouts, connection errors) are retried with exponential backoff and jitter, honouring

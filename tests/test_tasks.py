@@ -156,3 +156,23 @@ def test_trajectory_rejects_spans_that_do_not_match():
         Trajectory("t", "s", "lemma", "p", "abc")
     t = bitwise()
     assert Trajectory.from_dict(t.to_dict()) == t
+
+
+@pytest.mark.parametrize(
+    "step, shown",
+    [
+        ("Step 1. Simplification: note that", "Simplification: note that"),
+        ("**Step 2:** Define $F$.", "Define $F$."),
+        ("3. Therefore $x=2$.", "Therefore $x=2$."),
+        ("(4) Hence done.", "Hence done."),
+        ("ii) Conclude.", "Conclude."),
+        ("$3.5$ is the mean.", "$3.5$ is the mean."),
+        ("12 apples cost $6$.", "12 apples cost $6$."),
+        ("Step 7", "Step 7"),
+    ],
+)
+def test_step_labels_that_would_leak_the_order_are_stripped(step, shown):
+    t = Trajectory("t", "s", "proof", "p", "x", steps=[step, "b", "c"])
+    row = make_step_order(t)
+    assert row["steps"][0] == shown
+    assert [row["shuffled_steps"][i] for i in row["order"]] == row["steps"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,19 @@ class StepOrderConfig:
             raise ValueError("max_steps must be >= min_steps")
 
 
+# A leading enumeration ("Step 3:", "3.", "(3)", "**Step 3.**", "iii)") would give the order away.
+_STEP_LABEL = re.compile(
+    r"^\s*(?:\*\*|__)?\s*(?:(?:step|part|case)\s*\d+|\(?\d{1,2}\)|\d{1,2}[.:]|\(?[ivx]{1,4}\))\s*[.:)]?\s*(?:\*\*|__)?\s*",
+    re.IGNORECASE,
+)
+
+
+def strip_step_label(step: str) -> str:
+    """Remove a leading step number or label; the step's text is otherwise unchanged."""
+    stripped = _STEP_LABEL.sub("", step, count=1)
+    return stripped if stripped.strip() else step
+
+
 def shuffle_steps(n: int, rng) -> list[int]:
     """A permutation of range(n) that is never the identity (n >= 2)."""
     perm = list(range(n))
@@ -41,15 +55,17 @@ def make_step_order(
     """Build one Step-Reordering row; raises NotEligible for too few or too many steps.
 
     `shuffled_steps[i]` is shown as `Step i`; `order` lists the shown numbers in the reference
-    sequence, so `[shuffled_steps[i] for i in order] == steps`.
+    sequence, so `[shuffled_steps[i] for i in order] == steps`. Leading step labels are
+    stripped from the shown text, since they would give the order away.
     """
     n = len(traj.steps)
     if n < config.min_steps:
         raise NotEligible("too_few_steps", f"{n} < {config.min_steps}")
     if config.max_steps is not None and n > config.max_steps:
         raise NotEligible("too_many_steps", f"{n} > {config.max_steps}")
+    steps = [strip_step_label(s) for s in traj.steps]
     perm = shuffle_steps(n, rng_for(traj, seed, STEP_ORDER))  # shown position -> reference step
-    shuffled = [traj.steps[p] for p in perm]
+    shuffled = [steps[p] for p in perm]
     order = sorted(range(n), key=lambda shown: perm[shown])
     return {
         "id": traj.id,
@@ -57,7 +73,7 @@ def make_step_order(
         "source": traj.source,
         "kind": traj.kind,
         "problem": traj.problem,
-        "steps": list(traj.steps),
+        "steps": steps,
         "shuffled_steps": shuffled,
         "order": order,
         "prompt": step_order_messages(traj.problem, shuffled),

@@ -198,26 +198,23 @@ def _parse(norm: str, strip_lhs: bool, depth: int) -> Answer:
     return Answer(norm, node=node)
 
 
-def compare(pred: Answer, ref: Answer, formula: bool = False) -> bool | None:
-    """True / False when the cheap tiers decide, None when only sympy could. In `formula`
-    mode (masked formulas) an equation never equals a bare expression."""
+def compare(pred: Answer, ref: Answer) -> bool | None:
+    """True / False when the cheap tiers decide, None when only sympy could."""
     if pred.norm == ref.norm:
         return True
     if pred.kind != ref.kind or pred.shape != ref.shape:
-        # `(1,2)` vs `[1,2]`, `3, 4` vs `3`: different objects. An atom against a relation
-        # may still be a parse miss, so that one is left to the slow tier.
-        if "relation" in (pred.kind, ref.kind) and "atom" in (pred.kind, ref.kind) and not formula:
-            return None
+        # `(1,2)` vs `[1,2]`, `3, 4` vs `3`, `2x = 5` vs `x = 5` (whose `x =` was stripped):
+        # different objects. (MathRuler accepts the last one: it drops any short left side.)
         return False
     if pred.kind != "atom":
         if len(pred.parts) != len(ref.parts):
             return False
         if pred.ordered:
-            results = [compare(p, r, formula) for p, r in zip(pred.parts, ref.parts)]
+            results = [compare(p, r) for p, r in zip(pred.parts, ref.parts)]
             if False in results:
                 return False
             return True if all(results) else None
-        return _match_unordered(pred.parts, ref.parts, formula)
+        return _match_unordered(pred.parts, ref.parts)
     if pred.words is not None or ref.words is not None:
         if pred.words is not None and ref.words is not None:
             return pred.words == ref.words
@@ -227,11 +224,11 @@ def compare(pred: Answer, ref: Answer, formula: bool = False) -> bool | None:
     return None
 
 
-def _match_unordered(preds: tuple[Answer, ...], refs: tuple[Answer, ...], formula: bool) -> bool | None:
+def _match_unordered(preds: tuple[Answer, ...], refs: tuple[Answer, ...]) -> bool | None:
     unused = list(refs)
     undecided = False
     for p in preds:
-        verdicts = [compare(p, r, formula) for r in unused]
+        verdicts = [compare(p, r) for r in unused]
         if True in verdicts:
             unused.pop(verdicts.index(True))
         elif None in verdicts:
@@ -260,7 +257,7 @@ def quick_equal(pred: str, ref: str, strip_lhs: bool = True) -> bool | None:
         return True
     if not pred.strip() or not _balanced(pred):
         return False
-    verdict = compare(parse_answer(pred, strip_lhs), parse_answer(ref, strip_lhs), formula=not strip_lhs)
+    verdict = compare(parse_answer(pred, strip_lhs), parse_answer(ref, strip_lhs))
     if verdict is None and (len(pred) > MAX_SYMPY_CHARS or not safe_for_sympy(pred)):
         return False
     if verdict is None and not strip_lhs and len(_letters(pred) | _letters(ref)) > 2:

@@ -28,7 +28,7 @@ PATHOLOGICAL = [
     "x" * 100_000 + "\\boxed{1/2}",
     "\\boxed{" * 20_000,
     "}" * 50_000 + "\\boxed{" + "{" * 50_000,
-    "\\boxed{__import__('os').system('touch /tmp/mrtasks_pwned')}",
+    "\\boxed{__import__('os').system('true')}",
     "\\boxed{().__class__.__bases__[0].__subclasses__()}",
     "\\boxed{lambda: 0; \\frac12}",
     "\\boxed{\x00\x00\\frac{1}{2}\x00}",
@@ -61,12 +61,11 @@ def test_pathological_completions_score_quickly_and_in_range(name, tmp_path):
         assert time.perf_counter() - start < 3.0, (name, str(bad)[:80])
 
 
-def test_completion_text_is_never_executed():
-    from pathlib import Path
-
-    marker = Path("/tmp/mrtasks_pwned")
-    marker.unlink(missing_ok=True)
-    get_reward("outcome")(["\\boxed{__import__('os').system('touch /tmp/mrtasks_pwned')}"], answer=["0"])
+def test_completion_text_is_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    payloads = [f"\\boxed{{__import__('os').system('touch {marker}')}}", f"\\boxed{{open('{marker}', 'w')}}"]
+    for name in NAMES:
+        get_reward(name)(payloads, answer=["0"] * 2, masks=[["x"]] * 2, order=[[0, 1]] * 2)
     assert not marker.exists()
 
 

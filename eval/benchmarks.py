@@ -154,8 +154,12 @@ def load_hub_benchmark(name: str, revision: str | None = None) -> Benchmark:
             f"{type(e).__name__}: {e}. Offline? Pass local files instead: "
             f"--benchmark-dir DIR (holding {name}.jsonl) or --benchmarks {name}=FILE.jsonl"
         ) from e
+    id_field = spec.id_field
+    if id_field is not None and id_field not in ds.column_names:
+        logger.warning("%s has no %r column; using row numbers as problem ids", spec.repo_id, id_field)
+        id_field = None
     problems = [
-        _make_problem(row, spec.id_field, spec.problem_field, spec.answer_field, i, f"{spec.repo_id} row {i}")
+        _make_problem(row, id_field, spec.problem_field, spec.answer_field, i, f"{spec.repo_id} row {i}")
         for i, row in enumerate(ds)
     ]
     _check_unique(name, problems)

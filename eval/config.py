@@ -49,6 +49,8 @@ class EvalConfig:
             raise ValueError(f"n must be >= 1, got {self.n}")
         if not self.k or any(k < 1 for k in self.k):
             raise ValueError(f"k values must be >= 1, got {self.k}")
+        if all(k > self.n for k in self.k):
+            raise ValueError(f"every k in {self.k} exceeds n = {self.n}: Pass@k needs k <= n")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be >= 0 and top_p in (0, 1]")
         if self.max_new_tokens < 1 or self.problems_per_call < 1 or self.batch_size < 1:

@@ -86,3 +86,22 @@ def test_offline_hub_load_says_how_to_use_local_files(tmp_path):
     assert "--benchmark-dir" in proc.stderr
     assert not (tmp_path / "out").exists()
     assert "Traceback" not in proc.stderr
+
+
+def test_hub_field_mapping_on_a_local_parquet_copy(shared_data, tmp_path, monkeypatch):
+    """The Hub path, run on a Parquet folder shaped like math-ai/amc23 (question, float answer)."""
+    import datasets
+
+    from eval.benchmarks import HUB_BENCHMARKS, HubSpec, load_hub_benchmark
+
+    raw = datasets.load_dataset("json", data_files=str(shared_data / "benchmarks/raw/amc23_test.jsonl"), split="train")
+    assert raw.features["answer"].dtype == "float64"
+    (tmp_path / "amc23").mkdir()
+    raw.to_parquet(tmp_path / "amc23" / "test-00000-of-00001.parquet")
+    monkeypatch.setitem(HUB_BENCHMARKS, "amc23", HubSpec(str(tmp_path / "amc23"), "main", "test", "id", "question",
+                                                         "answer"))
+    bench = load_hub_benchmark("amc23")
+    assert len(bench.problems) == 40
+    assert bench.problems[0].answer == "27" and bench.problems[0].id == "0"
+    assert bench.problems[0].problem.startswith("Cities $A$ and $B$")
+    assert bench.source["type"] == "hub" and bench.source["split"] == "test"

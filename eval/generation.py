@@ -194,6 +194,7 @@ class VLLMBackend:
         )
         self.tokenizer = self.llm.get_tokenizer()
         self.settings = {
+            "model_commit": _model_commit(model, revision),
             "dtype": dtype,
             "tensor_parallel_size": tensor_parallel_size,
             "gpu_memory_utilization": gpu_memory_utilization,
@@ -219,6 +220,17 @@ class VLLMBackend:
         return [
             [Sample(o.text, len(o.token_ids), o.finish_reason == "length") for o in out.outputs] for out in outputs
         ]
+
+
+def _model_commit(model: str, revision: str | None) -> str | None:
+    """The Hub commit a model name resolved to (None for local folders)."""
+    try:
+        from transformers import AutoConfig
+
+        return getattr(AutoConfig.from_pretrained(model, revision=revision), "_commit_hash", None)
+    except Exception as e:  # a record for the summary, never a reason to fail the run
+        logger.warning("could not resolve the commit of %s: %s", model, e)
+        return None
 
 
 def make_backend(name: str, model: str, **kwargs: Any) -> GenerationBackend:

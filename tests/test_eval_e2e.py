@@ -176,3 +176,38 @@ def test_transformers_backend_is_seeded_and_chunks_large_n(tiny_model):
     assert backend.generate(prompts, seed=2, **kwargs) != first
     greedy = backend.generate(prompts[:1], seed=1, **{**kwargs, "temperature": 0.0})[0]
     assert len({s.text for s in greedy}) == 1
+
+
+def test_interrupted_run_resumes_where_it_stopped(args, tmp_path, monkeypatch, caplog):
+    """Ctrl-C during the second backend call: the first problem is on disk, the rerun does the rest."""
+    import eval.run
+
+    calls = []
+
+    def interrupting_backend(*a, **kw):
+        backend = real_make_backend(*a, **kw)
+        generate = backend.generate
+
+        def generate_then_stop(prompts, **kwargs):
+            calls.append(len(prompts))
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return generate(prompts, **kwargs)
+
+        backend.generate = generate_then_stop
+        return backend
+
+    real_make_backend = eval.run.make_backend
+    monkeypatch.setattr(eval.run, "make_backend", interrupting_backend)
+    with pytest.raises(KeyboardInterrupt):
+        main(args + ["--max-problems", "2"])
+    out = tmp_path / "out"
+    assert {(r["benchmark"], r["id"]) for r in read_samples(out)} == {("aime24", "60")}
+    assert not (out / "summary.json").exists()
+
+    monkeypatch.setattr(eval.run, "make_backend", real_make_backend)
+    with caplog.at_level(logging.INFO):
+        main(args + ["--max-problems", "2"])
+    assert "3 of 4 problems to generate" in caplog.text
+    assert len(read_samples(out)) == 16
+    assert json.loads((out / "summary.json").read_text())["benchmarks"]["aime24"]["num_samples"] == 8

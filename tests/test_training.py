@@ -182,7 +182,9 @@ def teaching_examples(dataset: Path) -> tuple[list[str], list]:
     reorder = load_dataset(str(dataset), "step_reordering", split="train")
     outcome = load_dataset(str(dataset), "outcome", split="train")
     masked = load_dataset(str(dataset), "masked_then_fill", split="train")
-    pairs = [(r["prompt"], "\\boxed{" + ", ".join(map(str, r["order"])) + "}") for r in reorder]
+    # The first two formulas only: short enough to close the box within a few tokens, and
+    # mask_fill gives graded credit (text similarity) per position, so completions score unevenly.
+    pairs = [(r["prompt"], "\\boxed{" + "; ".join(r["masks"][:2]) + "}") for r in masked]
     pairs += [(r["prompt"], "\\boxed{" + r["answer"] + "}") for r in outcome]
     texts = [m["content"] for ds in (reorder, outcome, masked) for r in ds for m in r["prompt"]]
     return texts + [c for _, c in pairs], pairs
@@ -192,7 +194,7 @@ SMOKE_OVERRIDES = [
     "dtype=float32", "bf16=false", "activation_checkpointing=false",
     "num_generations=4", "per_device_train_batch_size=4",
     "rollout_batch_prompts=2", "mini_batch_prompts=1",  # 8 completions/rollout, 2 optimizer steps each
-    "max_completion_length=24", "max_steps=4", "save_steps=2", "logging_steps=1",
+    "max_completion_length=32", "max_steps=4", "save_steps=2", "logging_steps=1",
     "learning_rate=1e-3", "max_train_samples=8", "max_prompt_length=4096", "seed=0",
 ]
 
@@ -209,12 +211,12 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
     texts, pairs = teaching_examples(built_dataset)
     base = teach(build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024), pairs, steps=60)
     out = tmp_path / "run"
-    argv = ["--recipe", "qwen2.5-3b", "--stage", "all", "--task", "step_reordering",
+    argv = ["--recipe", "qwen2.5-3b", "--stage", "all", "--task", "masked_then_fill",
             "--dataset", str(built_dataset), "--output-dir", str(out), f"model_name_or_path={base}", *SMOKE_OVERRIDES]
     assert main(argv) == 0
 
-    stage1, stage2 = out / "stage1_step_reordering", out / "stage2_step_reordering"
-    for stage_dir, reward in ((stage1, "step_order"), (stage2, "outcome")):
+    stage1, stage2 = out / "stage1_masked_then_fill", out / "stage2_masked_then_fill"
+    for stage_dir, reward in ((stage1, "mask_fill"), (stage2, "outcome")):
         # Checkpoints, the final model and the logs were written.
         assert (stage_dir / "checkpoint-2").is_dir() and (stage_dir / "checkpoint-4").is_dir()
         assert (stage_dir / "model.safetensors").is_file() and (stage_dir / "tokenizer.json").is_file()
@@ -225,7 +227,7 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
         assert len(logs) >= 2, stage_dir
         assert all(0.0 <= r[f"rewards/{reward}/mean"] <= 1.0 for r in logs)
     # The process reward varies across completions: GRPO has a signal.
-    assert any(r["rewards/step_order/std"] > 0 for r in reward_logs(stage1) if "rewards/step_order/std" in r)
+    assert any(r["rewards/mask_fill/std"] > 0 for r in reward_logs(stage1) if "rewards/mask_fill/std" in r)
 
     # Stage II started from Stage I's final weights, not from the base model.
     s1 = json.loads((stage1 / "training_summary.json").read_text())
@@ -242,19 +244,19 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
     assert (stage2 / "model.safetensors").stat().st_mtime_ns == mtime
 
 
-def test_stage1_masked_then_fill_resumes_from_its_checkpoint(built_dataset, tmp_path):
-    """Masked-Then-Fill wires the mask_fill reward; an interrupted stage resumes from checkpoint-2."""
+def test_stage1_step_reordering_resumes_from_its_checkpoint(built_dataset, tmp_path):
+    """Step-Reordering wires the step_order reward; an interrupted stage resumes from checkpoint-2."""
     from tests.tiny_model import build_tiny_model
 
     texts, _ = teaching_examples(built_dataset)
     base = build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024)
     out = tmp_path / "run"
-    argv = ["--recipe", "r1-distill-1.5b", "--stage", "1", "--task", "masked_then_fill",
+    argv = ["--recipe", "r1-distill-1.5b", "--stage", "1", "--task", "step_reordering",
             "--dataset", str(built_dataset), "--output-dir", str(out), f"model_name_or_path={base}",
             *SMOKE_OVERRIDES, "max_steps=2", "max_completion_length=8"]
     assert main(argv) == 0
-    stage = out / "stage1_masked_then_fill"
-    assert any("rewards/mask_fill/mean" in r for r in reward_logs(stage))
+    stage = out / "stage1_step_reordering"
+    assert any("rewards/step_order/mean" in r for r in reward_logs(stage))
     # Simulate a crash after the checkpoint: the run is unfinished, then asked for 4 steps.
     (stage / "training_summary.json").unlink()
     assert main([*argv, "max_steps=4"]) == 0

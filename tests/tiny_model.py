@@ -102,6 +102,7 @@ def teach(
     steps: int = 100,
     lr: float = 3e-3,
     batch_size: int = 8,
+    prompt_tokens: int | None = 64,
     seed: int = 0,
 ) -> Path:
     """Fine-tune the model in `model_dir` in place on (chat prompt, completion) pairs; return the path.
@@ -109,7 +110,9 @@ def teach(
     A random tiny model never writes `\\boxed{...}`, so every reward would be 0 and GRPO would
     see no signal. A short supervised warm-up on reference answers teaches the format, so sampled
     completions at temperature 1 score unevenly (some right, some partly right, some unparsable),
-    which is what a smoke test of reward wiring needs. The loss is on completion tokens only.
+    which is what a smoke test of reward wiring needs. The loss is on completion tokens only, and
+    only the last `prompt_tokens` tokens of each prompt are kept (None: all), which keeps the
+    warm-up to seconds on a CPU: the format does not depend on the start of the prompt.
     """
     import random
 
@@ -122,6 +125,8 @@ def teach(
     for messages, completion in examples:
         prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         p_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        if prompt_tokens is not None:
+            p_ids = p_ids[-prompt_tokens:]
         c_ids = tokenizer(completion + tokenizer.eos_token, add_special_tokens=False)["input_ids"]
         rows.append((p_ids + c_ids, [-100] * len(p_ids) + c_ids))
     if not rows:

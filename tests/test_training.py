@@ -109,6 +109,8 @@ def test_unknown_and_malformed_overrides_are_clear_errors():
         parse_overrides(["max_steps"])
     with pytest.raises(ValueError, match="a Stage I recipe needs task"):
         split_and_check({"stage": 1, "task": "outcome", "reward_funcs": ["outcome"]}, source="inline")
+    with pytest.raises(ValueError, match="unknown reward\\(s\\) \\['accuracy'\\]"):
+        build_specs("qwen2.5-3b", "baseline", "masked_then_fill", None, None, {"reward_funcs": "outcome,accuracy"})
     with pytest.raises(FileNotFoundError, match="unknown recipe 'llama'"):
         build_specs("llama", "all", "masked_then_fill", None, None, {})
 
@@ -190,6 +192,31 @@ def teaching_examples(dataset: Path) -> tuple[list[str], list]:
     return texts + [c for _, c in pairs], pairs
 
 
+def test_over_long_prompts_are_dropped_and_counted(built_dataset, tmp_path):
+    from transformers import AutoTokenizer
+
+    from tests.tiny_model import build_tiny_model
+    from training.run import DataError, load_prompts
+
+    texts, _ = teaching_examples(built_dataset)
+    tokenizer = AutoTokenizer.from_pretrained(build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024))
+    run = RunConfig(dataset=str(built_dataset), stage=2, reward_funcs=["outcome"])
+    full, counts = load_prompts(run, "train", tokenizer)
+    assert counts["dropped_prompt_too_long"] == 0 and counts["kept"] == len(full) > 2
+    assert set(full.column_names) == {"prompt", "id", "task", "answer"}  # only what the rewards read
+    lengths = sorted(
+        len(tokenizer(tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True))["input_ids"])
+        for p in full["prompt"]
+    )
+    run.max_prompt_length = lengths[len(lengths) // 2]
+    kept, counts = load_prompts(run, "train", tokenizer)
+    assert counts["dropped_prompt_too_long"] == sum(n > run.max_prompt_length for n in lengths) > 0
+    assert len(kept) == counts["kept"] == len(full) - counts["dropped_prompt_too_long"]
+    run.max_prompt_length = 1
+    with pytest.raises(DataError, match="no train prompts left"):
+        load_prompts(run, "train", tokenizer)
+
+
 SMOKE_OVERRIDES = [
     "dtype=float32", "bf16=false", "activation_checkpointing=false",
     "num_generations=4", "per_device_train_batch_size=4",
@@ -209,7 +236,7 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
     from tests.tiny_model import build_tiny_model, teach
 
     texts, pairs = teaching_examples(built_dataset)
-    base = teach(build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024), pairs, steps=60)
+    base = teach(build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024), pairs, steps=60, prompt_tokens=64)
     out = tmp_path / "run"
     argv = ["--recipe", "qwen2.5-3b", "--stage", "all", "--task", "masked_then_fill",
             "--dataset", str(built_dataset), "--output-dir", str(out), f"model_name_or_path={base}", *SMOKE_OVERRIDES]

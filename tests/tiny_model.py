@@ -102,7 +102,7 @@ def teach(
     steps: int = 100,
     lr: float = 3e-3,
     batch_size: int = 8,
-    prompt_tokens: int | None = 64,
+    prompt_tokens: int | None = None,
     seed: int = 0,
 ) -> Path:
     """Fine-tune the model in `model_dir` in place on (chat prompt, completion) pairs; return the path.
@@ -110,9 +110,9 @@ def teach(
     A random tiny model never writes `\\boxed{...}`, so every reward would be 0 and GRPO would
     see no signal. A short supervised warm-up on reference answers teaches the format, so sampled
     completions at temperature 1 score unevenly (some right, some partly right, some unparsable),
-    which is what a smoke test of reward wiring needs. The loss is on completion tokens only, and
-    only the last `prompt_tokens` tokens of each prompt are kept (None: all), which keeps the
-    warm-up to seconds on a CPU: the format does not depend on the start of the prompt.
+    which is what a smoke test of reward wiring needs. The loss is on completion tokens only.
+    `prompt_tokens=N` keeps only the last N tokens of each prompt (None: all): long task prompts
+    make the warm-up slow on a CPU, and the answer format does not depend on the prompt's start.
     """
     import random
 

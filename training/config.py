@@ -204,6 +204,11 @@ def split_and_check(raw: dict[str, Any], source: str) -> StageSpec:
         raise ValueError(f"{source}: use_vllm must be auto, true or false, got {run.use_vllm!r}")
     if not run.reward_funcs:
         raise ValueError(f"{source}: reward_funcs is empty")
+    from mrtasks.rewards import list_rewards
+
+    unknown = [name for name in run.reward_funcs if name not in list_rewards()]
+    if unknown:
+        raise ValueError(f"{source}: unknown reward(s) {unknown}; the registry has {list_rewards()}")
     return StageSpec(run=run, grpo=grpo_kwargs, source=source)
 
 

@@ -48,6 +48,10 @@ REWARD_COLUMNS = ("id", "task", "masks", "scored", "order", "answer")
 # --- data ----------------------------------------------------------------------------------------
 
 
+class DataError(ValueError):
+    """The dataset cannot be trained on (missing columns, nothing left after filtering)."""
+
+
 def dataset_config_for(run: RunConfig) -> str:
     if run.dataset_config:
         return run.dataset_config
@@ -61,7 +65,7 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
     config = dataset_config_for(run)
     ds = load_dataset(run.dataset, config, split=split)
     if "prompt" not in ds.column_names:
-        raise ValueError(f"{run.dataset} [{config}/{split}] has no `prompt` column: {ds.column_names}")
+        raise DataError(f"{run.dataset} [{config}/{split}] has no `prompt` column: {ds.column_names}")
     keep = ["prompt", *(c for c in REWARD_COLUMNS if c in ds.column_names)]
     ds = ds.remove_columns([c for c in ds.column_names if c not in keep])
     counts = {"rows": len(ds), "dropped_prompt_too_long": 0}
@@ -87,7 +91,7 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
     if run.max_train_samples is not None and split == run.train_split:
         ds = ds.select(range(min(run.max_train_samples, len(ds))))
     if len(ds) == 0:
-        raise ValueError(f"no {split} prompts left in {run.dataset} [{config}] after filtering ({counts})")
+        raise DataError(f"no {split} prompts left in {run.dataset} [{config}] after filtering ({counts})")
     counts["kept"] = len(ds)
     logger.info("%s [%s/%s]: %s", run.dataset, config, split, counts)
     return ds, counts
@@ -185,11 +189,13 @@ def reward_log_callback(path: Path) -> Any:
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
             if not state.is_world_process_zero or not logs:
                 return
-            rewards = {k: v for k, v in logs.items() if k.startswith("rewards/") and k.endswith("/mean")}
-            if rewards:
-                logger.info(
-                    "step %d: %s", state.global_step, ", ".join(f"{k.split('/')[1]}={v:.4f}" for k, v in rewards.items())
-                )
+            for prefix in ("rewards/", "eval_rewards/"):
+                means = {k.split("/")[1]: v for k, v in logs.items() if k.startswith(prefix) and k.endswith("/mean")}
+                if means:
+                    logger.info(
+                        "step %d %s: %s", state.global_step, "eval" if prefix.startswith("eval") else "train",
+                        ", ".join(f"{name}={v:.4f}" for name, v in means.items()),
+                    )
             with path.open("a") as f:
                 f.write(json.dumps({"step": state.global_step, **logs}) + "\n")
 
@@ -393,7 +399,11 @@ def main(argv: list[str] | None = None) -> int:
                               "grpo": paper_batch_to_trl(spec.run, spec.grpo, world_size())}, indent=2, default=str))
         return 0
     for spec, out in specs:
-        summary = run_stage(spec, out)
+        try:
+            summary = run_stage(spec, out)
+        except DataError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         logger.info("stage %s done: %s (global_step %s)", spec.run.stage, out, summary.get("global_step"))
     return 0
 

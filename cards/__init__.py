@@ -1,0 +1,1 @@
+"""The dataset card template, rendered by `mrtasks.curate.card` at build time."""

@@ -57,6 +57,8 @@ def test_every_recipe_has_the_paper_values():
         assert g["max_completion_length"] == completion_len
         assert spec.run.max_prompt_length == prompt_len
         assert (spec.run.rollout_batch_prompts, spec.run.mini_batch_prompts) == (512, 64)
+        # fp32 master weights with bf16 autocast: in bf16 weights a 1e-6 update rounds away.
+        assert (spec.run.dtype, g["bf16"]) == ("float32", True)
         expected_reward = {"stage1_masked_then_fill": "mask_fill", "stage1_step_reordering": "step_order"}
         assert spec.run.reward_funcs == [expected_reward.get(stage, "outcome")]
 
@@ -289,4 +291,26 @@ def test_stage1_step_reordering_resumes_from_its_checkpoint(built_dataset, tmp_p
     assert main([*argv, "max_steps=4"]) == 0
     summary = json.loads((stage / "training_summary.json").read_text())
     assert summary["resumed_from"] == str(stage / "checkpoint-2")
+    assert summary["global_step"] == 4
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA device")
+def test_stage1_runs_on_cuda_in_bf16(built_dataset, tmp_path):
+    """The same smoke run on a GPU with the recipes' precision (fp32 weights, bf16 autocast)."""
+    from tests.tiny_model import build_tiny_model
+
+    texts, _ = teaching_examples(built_dataset)
+    base = build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024)
+    overrides = [o for o in SMOKE_OVERRIDES if not o.startswith(("bf16", "dtype"))]
+    argv = ["--recipe", "qwen2.5-3b", "--stage", "1", "--task", "masked_then_fill", "--dataset", str(built_dataset),
+            "--output-dir", str(tmp_path / "run"), f"model_name_or_path={base}", *overrides, "use_vllm=false"]
+    assert main(argv) == 0
+    summary = json.loads((tmp_path / "run" / "stage1_masked_then_fill" / "training_summary.json").read_text())
     assert summary["global_step"] == 4

@@ -55,7 +55,10 @@ class RunConfig:
         None, "verl ppo_mini_batch_size: prompts per optimizer step (paper 64); sets gradient_accumulation_steps"
     )
     use_vllm: str = _f("auto", "auto (vLLM colocate when installed and CUDA is present), true or false")
-    dtype: str = _f("auto", "weights dtype for from_pretrained: auto, bfloat16, float32")
+    dtype: str = _f(
+        "float32", "weights dtype for from_pretrained (float32, bfloat16, auto); keep float32 with bf16=true: "
+        "bf16 weights round away lr-1e-6 updates"
+    )
 
 
 _RUN_FIELDS = {f.name for f in dataclasses.fields(RunConfig)}

@@ -84,6 +84,14 @@ def test_paper_batch_maps_to_trl_batches():
     assert paper_batch_to_trl(r1.run, r1.grpo, n_procs=8)["generation_batch_size"] == 512 * 8
     with pytest.raises(ValueError, match="not a multiple"):
         paper_batch_to_trl(r1.run, r1.grpo | {"per_device_train_batch_size": 3}, n_procs=8)
+    with pytest.raises(ValueError, match="mini_batch_prompts=none"):
+        build_specs("qwen2.5-3b", "1", "masked_then_fill", None, None, {"gradient_accumulation_steps": "4"})
+    # Without the paper-level keys, TRL's own batch arguments apply unchanged.
+    (spec, _), = build_specs(
+        "qwen2.5-3b", "baseline", "masked_then_fill", None, None,
+        {"mini_batch_prompts": "none", "rollout_batch_prompts": "none", "gradient_accumulation_steps": "4"},
+    )
+    assert paper_batch_to_trl(spec.run, spec.grpo, n_procs=8) == spec.grpo
 
 
 # --- config checking -----------------------------------------------------------------------------

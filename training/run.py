@@ -139,6 +139,10 @@ def paper_batch_to_trl(run: RunConfig, grpo: dict[str, Any], n_procs: int) -> di
             raise ValueError("set rollout_batch_prompts or generation_batch_size/steps_per_generation, not both")
         out["generation_batch_size"] = run.rollout_batch_prompts * n_gen
     if run.mini_batch_prompts is not None:
+        if "gradient_accumulation_steps" in out:
+            raise ValueError(
+                "mini_batch_prompts sets gradient_accumulation_steps; pass mini_batch_prompts=none to set it yourself"
+            )
         per_step = run.mini_batch_prompts * n_gen
         micro = per_device * n_procs
         if per_step % micro:
@@ -318,6 +322,7 @@ def build_specs(
                 )
         if not spec.run.model_name_or_path:
             raise ValueError(f"{path}: model_name_or_path is not set")
+        paper_batch_to_trl(spec.run, spec.grpo, world_size())  # batch sizes must divide on this many processes
         specs.append((spec, out_dir))
     return specs
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+import datasets
 from datasets import load_dataset
 
 from mrtasks.rewards import get_reward
@@ -24,7 +25,11 @@ def example_completions(task: str, row: dict) -> dict[str, str]:
     if task == MASKED_FILL:
         masks = row["masks"]
         wrong = [masks[0] + " + 1"] + masks[1:]
-        return {"exact": _boxed("; ".join(masks)), "first mask wrong": _boxed("; ".join(wrong))}
+        return {
+            "exact": _boxed("; ".join(masks)),
+            "first mask wrong": _boxed("; ".join(wrong)),
+            "masks in reverse": _boxed("; ".join(reversed(masks))),
+        }
     if task == STEP_ORDER:
         order = row["order"]
         swapped = [order[1], order[0], *order[2:]]
@@ -33,11 +38,14 @@ def example_completions(task: str, row: dict) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m mrtasks.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("dataset", help="a folder written by `python -m mrtasks.build --out DIR`, or a Hub id")
     parser.add_argument("--split", default="train", help="split to read (default: train)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    datasets.disable_progress_bars()
 
     reward_of = {MASKED_FILL: "mask_fill", STEP_ORDER: "step_order", OUTCOME: "outcome"}
     for task, reward_name in reward_of.items():

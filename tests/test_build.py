@@ -102,6 +102,21 @@ def test_same_inputs_and_seed_give_byte_identical_files(corpora_build, shared_da
     assert other["fingerprint"] != stats["fingerprint"]
 
 
+def test_rebuilding_into_the_same_folder_loads_the_new_rows(tmp_path):
+    # `datasets` caches a local folder by its YAML configs, not its files: the card's
+    # per-config description carries the build fingerprint so a rebuild is never served stale.
+    out = tmp_path / "rebuilt"
+    build(out, "--seed", "0")
+    first = load_dataset(str(out), "step_reordering", split="train")["order"]
+    build(out, "--seed", "1")
+    second = load_dataset(str(out), "step_reordering", split="train")["order"]
+    assert first != second
+    import pyarrow.parquet as pq
+
+    on_disk = pq.read_table(next((out / "data" / "step_reordering").glob("train-*.parquet"))).column("order").to_pylist()
+    assert second == on_disk
+
+
 def test_default_build_uses_the_bundled_sample_offline(tmp_path, capsys):
     stats = build(tmp_path / "demo")
     printed = capsys.readouterr().out

@@ -29,8 +29,13 @@ def data_files(config: str, counts: dict[str, int]) -> list[dict[str, str]]:
     return [{"split": s, "path": f"data/{config}/{s}-*.parquet"} for s in SPLITS if counts.get(s)]
 
 
-def metadata(result: PipelineResult) -> dict[str, Any]:
-    """The card's YAML header: license, tasks, tags, size and the `configs:` file mapping."""
+def metadata(result: PipelineResult, fingerprint: str) -> dict[str, Any]:
+    """The card's YAML header: license, tasks, tags, size and the `configs:` file mapping.
+
+    Each config's `description` carries the build fingerprint: `datasets` keys its cache of a
+    local folder on the YAML configs, not on the files, so without it a rebuilt folder would
+    load the previous build's rows from the cache.
+    """
     counts = result.counts()
     total = sum(n for splits in counts.values() for n in splits.values())
     return {
@@ -41,7 +46,9 @@ def metadata(result: PipelineResult) -> dict[str, Any]:
         "tags": ["math", "reasoning", "rlvr", "grpo", "self-supervised", "process-reward"],
         "size_categories": [size_category(total)],
         "configs": [
-            {"config_name": c, "data_files": data_files(c, counts[c])} for c in CONFIGS if any(counts[c].values())
+            {"config_name": c, "description": f"mr-rlvr {c}, build {fingerprint[:16]}", "data_files": data_files(c, counts[c])}
+            for c in CONFIGS
+            if any(counts[c].values())
         ],
     }
 
@@ -63,7 +70,7 @@ def render_card(
         raise FileNotFoundError(f"card template not found: {template} (pass --card-template)")
     counts = result.counts()
     values = {
-        "metadata": yaml.safe_dump(metadata(result), sort_keys=False, allow_unicode=True).strip(),
+        "metadata": yaml.safe_dump(metadata(result, fingerprint), sort_keys=False, allow_unicode=True).strip(),
         "repo": repo,
         "annotator": result.annotator,
         "seed": str(parameters.get("seed")),

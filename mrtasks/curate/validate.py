@@ -32,6 +32,7 @@ from typing import Any
 import jsonschema
 from rapidfuzz import fuzz
 
+from mrtasks.tasks.step_order import strip_step_label
 from mrtasks.trajectory import Formula
 
 
@@ -242,13 +243,6 @@ def locate_formulas(solution: str, items: list[str], allow_repeated: bool = Fals
 
 # --- Steps -------------------------------------------------------------------------------------
 
-_STEP_LABEL_RE = re.compile(r"^\s*(?:\*\*|#+\s*)?step\s*\d+\s*(?:[:.)\-\u2013]\s*)?(?:\*\*)?[:.]?\s*", re.I)
-
-
-def strip_step_label(step: str) -> str:
-    return _STEP_LABEL_RE.sub("", step, count=1).strip()
-
-
 @dataclass
 class StepCoverage:
     steps: list[str]
@@ -268,7 +262,7 @@ def check_steps(
     cursor = 0
     slack = 16  # neighbouring steps may share a few characters after fuzzy alignment
     for k, raw in enumerate(steps):
-        step = strip_step_label(raw)
+        step = strip_step_label(raw).strip()
         if not compact(step):
             continue  # an empty step carries no text to place; drop it
         best: tuple[int, int] | None = None

@@ -30,7 +30,8 @@ class StepOrderConfig:
 
 # A leading enumeration ("Step 3:", "3.", "(3)", "**Step 3.**", "iii)") would give the order away.
 _STEP_LABEL = re.compile(
-    r"^\s*(?:\*\*|__)?\s*(?:(?:step|part|case)\s*\d+|\(?\d{1,2}\)|\d{1,2}[.:]|\(?[ivx]{1,4}\))\s*[.:)]?\s*(?:\*\*|__)?\s*",
+    r"^\s*(?:\*\*|__|#+)?\s*(?:(?:step|part|case)\s*\d+|\(?\d{1,2}\)|\d{1,2}[.:]|\(?[ivx]{1,4}\))"
+    r"\s*[.:)\-\u2013]?\s*(?:\*\*|__)?[:.]?\s*",
     re.IGNORECASE,
 )
 

@@ -141,6 +141,7 @@ def _split(text: str, pattern: re.Pattern) -> tuple[list[str], list[str]]:
 
 
 _CUP = re.compile(r"\\cup(?![a-zA-Z])|∪")
+_PM = re.compile(r"\\pm(?![a-zA-Z])|±")
 _COMMA = re.compile(r",")
 
 
@@ -161,6 +162,10 @@ def _parse(norm: str, strip_lhs: bool, depth: int) -> Answer:
         m = _LHS.match(norm)
         if m and "=" not in norm[m.end() :]:
             norm = norm[m.end() :]
+    if len(_PM.findall(norm)) == 1 and "," not in norm and not _RELATION.search(norm):
+        # `\pm 3`, `1 \pm \sqrt{2}`: the two values, in either order
+        values = (_PM.sub("+", norm), _PM.sub("-", norm))
+        return Answer(norm, "list", "", tuple(sub(v) for v in values))
     parts, _ = _split(norm, _CUP)
     if len(parts) > 1:
         return Answer(norm, "union", "", tuple(sub(p) for p in parts))

@@ -146,3 +146,11 @@ def test_malformed_rows_are_counted_drops_and_good_rows_survive(tmp_path):
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(SourceError, match="not found"):
         list(iter_source(parse_source(f"{tmp_path}/absent.jsonl")))
+
+
+def test_r1_reasoning_is_dropped_but_a_trace_that_is_all_reasoning_is_kept():
+    from mrtasks.curate.sources import strip_reasoning
+
+    assert strip_reasoning("<think>try 3? no, 4.</think>\nSo $x=4$.") == "So $x=4$."
+    assert strip_reasoning("scratch work\n</think>\n\nClean: $x=4$.") == "Clean: $x=4$."
+    assert strip_reasoning("<think>only scratch work</think>") == "<think>only scratch work</think>"

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mrtasks.curate.base import Drop
+from mrtasks.curate.validate import strip_think
 from mrtasks.trajectory import KINDS, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -180,10 +181,10 @@ def clean_minif2f(solution: str) -> str:
     return _QED.sub("", _WIKI_LINK.sub(r"\1", solution)).strip()
 
 
-def strip_think(solution: str) -> str:
-    """Keep what follows `</think>` (R1 traces put the clean write-up after their scratch work)."""
-    head, sep, tail = solution.rpartition("</think>")
-    return tail.strip() if sep and tail.strip() else solution.strip()
+def strip_reasoning(solution: str) -> str:
+    """Keep what follows `</think>` (R1 traces put the clean write-up after their scratch work);
+    a trace that is all reasoning is kept whole."""
+    return strip_think(solution).strip() or solution.strip()
 
 
 def unwrap_dollars(answer: str) -> str:
@@ -199,7 +200,7 @@ CLEANERS: dict[str, Callable[[str], str]] = {
     "gsm8k": lambda s: clean_gsm8k(s)[0],
     "proofnet": strip_proof_env,
     "minif2f": clean_minif2f,
-    "think": strip_think,
+    "think": strip_reasoning,
 }
 
 
@@ -335,7 +336,7 @@ def normalize_deepmath(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     `</think>` is kept, the paper's o3-mini refine pass is `--refine` with the llm annotator)."""
     rid = _rid(spec.name, row, i, None)
     solutions = [row.get(f"r1_solution_{k}") for k in (1, 2, 3)]
-    solutions = [strip_think(s) for s in solutions if isinstance(s, str) and s.strip()]
+    solutions = [strip_reasoning(s) for s in solutions if isinstance(s, str) and s.strip()]
     if not solutions:
         return [Drop(rid, "missing_field", "r1_solution_1")]
     n = min(spec.solutions, len(solutions))
@@ -353,7 +354,7 @@ def normalize_deeptheorem(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     proof = _text(row, "proof", rid)
     if isinstance(proof, Drop):
         return [proof]
-    return [make_trajectory(rid, spec.name, "proof", row.get("informal_theorem"), strip_think(proof))]
+    return [make_trajectory(rid, spec.name, "proof", row.get("informal_theorem"), strip_reasoning(proof))]
 
 
 def normalize_sample(row: Row, i: int, spec: SourceSpec) -> list[Result]:

@@ -61,8 +61,12 @@ _WORDS = re.compile(r"^[A-Za-z][A-Za-z ]*$")
 _MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.S)
 
 
+@lru_cache(maxsize=100_000)
 def normalize(text: str) -> str:
-    """A canonical string for an answer: same object, same string, in the common cases."""
+    """A canonical string for an answer: same object, same string, in the common cases.
+
+    Cached: a reference (and often a prediction) recurs across a prompt's rollouts, and the
+    similarity fallback normalizes the same strings the parser already did."""
     text = strip_wrappers(text.replace("\n", " "))
     text = _WORD_SEP.sub(",", text)
     text = _TEXT_UNIT.sub("", text)

@@ -13,54 +13,17 @@ from typing import Any
 
 import datasets
 
-from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER
+from mrtasks.tasks import get_task, list_tasks
+from mrtasks.trajectory import TRAJECTORIES, trajectory_features
 
-TRAJECTORIES = "trajectories"
 
-_MESSAGES = [{"role": datasets.Value("string"), "content": datasets.Value("string")}]
-_STR = datasets.Value("string")
-_COMMON = {"id": _STR, "task": _STR, "source": _STR, "kind": _STR, "problem": _STR}
+def features(config: str) -> datasets.Features:
+    """The explicit Features of one config: a task's from the registry, or the corpus'."""
+    return trajectory_features() if config == TRAJECTORIES else get_task(config).features()
 
-FEATURES: dict[str, datasets.Features] = {
-    MASKED_FILL: datasets.Features(
-        {
-            **_COMMON,
-            "solution": _STR,
-            "masked_solution": _STR,
-            "masks": [_STR],
-            "scored": [datasets.Value("int32")],
-            "prompt": _MESSAGES,
-        }
-    ),
-    STEP_ORDER: datasets.Features(
-        {
-            **_COMMON,
-            "steps": [_STR],
-            "shuffled_steps": [_STR],
-            "order": [datasets.Value("int32")],
-            "prompt": _MESSAGES,
-        }
-    ),
-    OUTCOME: datasets.Features({**_COMMON, "answer": _STR, "prompt": _MESSAGES}),
-    TRAJECTORIES: datasets.Features(
-        {
-            "id": _STR,
-            "source": _STR,
-            "kind": _STR,
-            "problem": _STR,
-            "solution": _STR,
-            "answer": _STR,
-            "formulas": [{"text": _STR, "start": datasets.Value("int32"), "end": datasets.Value("int32")}],
-            "steps": [_STR],
-        }
-    ),
-}
 
-DESCRIPTIONS = {
-    MASKED_FILL: "Masked-Then-Fill: restore the masked key formulas of a solution, in order.",
-    STEP_ORDER: "Step Reordering: recover the reference order of a solution's shuffled steps.",
-    OUTCOME: "Outcome (Stage II): solve the problem; the final boxed answer is verified.",
-    TRAJECTORIES: "The curated trajectories (problem, solution, ranked formulas, steps) to re-derive tasks.",
+DESCRIPTIONS = {name: get_task(name).description for name in list_tasks()} | {
+    TRAJECTORIES: "The curated trajectories (problem, solution, ranked formulas, steps) to re-derive tasks."
 }
 
 
@@ -78,12 +41,12 @@ class MrRlvrTasks(datasets.GeneratorBasedBuilder):
         super().__init__(*args, **kwargs)
 
     def _info(self) -> datasets.DatasetInfo:
-        return datasets.DatasetInfo(description=DESCRIPTIONS[self.config.name], features=FEATURES[self.config.name])
+        return datasets.DatasetInfo(description=DESCRIPTIONS[self.config.name], features=features(self.config.name))
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
         return [datasets.SplitGenerator(name=split, gen_kwargs={"split": split}) for split in self._rows]
 
     def _generate_examples(self, split: str) -> Iterator[tuple[int, dict[str, Any]]]:
-        names = FEATURES[self.config.name]
+        names = features(self.config.name)
         for k, row in enumerate(self._rows[split]):
             yield k, {name: row.get(name) for name in names}

@@ -28,7 +28,7 @@ from mrtasks.curate.base import Annotator
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, file_sha256, run_pipeline
 from mrtasks.curate.sources import CORPORA_FILES, PRESETS, SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
-from mrtasks.tasks import MaskedFillConfig, StepOrderConfig
+from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
 
 logger = logging.getLogger("mrtasks.build")
 
@@ -222,7 +222,7 @@ example:
 
     s = p.add_argument_group("filters and splits (paper defaults)")
     s.add_argument("--stage1-train", type=int, default=10_000, help="Stage I training samples per task (10000)")
-    s.add_argument("--stage1-validation", type=int, default=6_000, help="Stage I validation samples, both tasks (6000)")
+    s.add_argument("--stage1-validation", type=int, default=3_000, help="Stage I validation samples per task (3000)")
     s.add_argument("--stage2-train", type=int, default=5_000, help="Stage II training samples (5000)")
     s.add_argument("--stage2-validation", type=int, default=1_500, help="Stage II validation samples (1500)")
     s.add_argument("--validation-fraction", type=float, help="share of problems held out (default: 6k/26k)")
@@ -249,11 +249,13 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
             sources=sources,
             seed=args.seed,
             refine=args.refine,
-            masked_fill=MaskedFillConfig(
-                num_masks=args.num_masks, min_formulas=args.min_formulas, selection=args.mask_selection,
-                num_scored=args.num_scored,
-            ),
-            step_order=StepOrderConfig(min_steps=args.min_steps, max_steps=args.max_steps),
+            tasks={
+                MASKED_THEN_FILL: MaskedThenFillConfig(
+                    num_masks=args.num_masks, min_formulas=args.min_formulas, selection=args.mask_selection,
+                    num_scored=args.num_scored,
+                ),
+                STEP_REORDERING: StepReorderingConfig(min_steps=args.min_steps, max_steps=args.max_steps),
+            },
             splits=SplitConfig(
                 stage1_train=args.stage1_train, stage1_validation=args.stage1_validation,
                 stage2_train=args.stage2_train, stage2_validation=args.stage2_validation,

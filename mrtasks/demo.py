@@ -13,7 +13,7 @@ import datasets
 from datasets import load_dataset
 
 from mrtasks.rewards import get_reward
-from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER
+from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, get_task, list_tasks
 
 
 def _boxed(inner: str) -> str:
@@ -21,20 +21,22 @@ def _boxed(inner: str) -> str:
 
 
 def example_completions(task: str, row: dict) -> dict[str, str]:
-    """Hand-made completions for one row: exact, partly wrong, and no boxed answer."""
-    if task == MASKED_FILL:
+    """Hand-made completions for one row: the reference answer and some near misses."""
+    reference = {"reference": "<think>working...</think>\n" + get_task(task).reference_answer(row)}
+    if task == MASKED_THEN_FILL:
         masks = row["masks"]
         wrong = [masks[0] + " + 1"] + masks[1:]
-        return {
-            "exact": _boxed("; ".join(masks)),
+        return reference | {
             "first mask wrong": _boxed("; ".join(wrong)),
             "masks in reverse": _boxed("; ".join(reversed(masks))),
         }
-    if task == STEP_ORDER:
+    if task == STEP_REORDERING:
         order = row["order"]
         swapped = [order[1], order[0], *order[2:]]
-        return {"exact": _boxed(", ".join(map(str, order))), "first two swapped": _boxed(", ".join(map(str, swapped)))}
-    return {"exact": _boxed(row["answer"]), "wrong": _boxed(row["answer"] + "1")}
+        return reference | {"first two swapped": _boxed(", ".join(map(str, swapped)))}
+    if "answer" in row:
+        return reference | {"wrong": _boxed(row["answer"] + "1")}
+    return reference
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -47,8 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING)
     datasets.disable_progress_bars()
 
-    reward_of = {MASKED_FILL: "mask_fill", STEP_ORDER: "step_order", OUTCOME: "outcome"}
-    for task, reward_name in reward_of.items():
+    for task in list_tasks():
+        reward_name = get_task(task).reward
         ds = load_dataset(args.dataset, task, split=args.split)
         row = ds[0]
         reward = get_reward(reward_name)
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
         columns = {k: [v] * len(cases) for k, v in row.items() if k != "prompt"}
         scores = reward(list(cases.values()), **columns)
         for (name, _), score in zip(cases.items(), scores):
-            print(f"  {reward_name:<10} {name:<20} -> {score:.3f}")
+            print(f"  {reward_name:<16} {name:<20} -> {score:.3f}")
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ Requirements:
 
 # --- Tasks (Appendix A.2) ----------------------------------------------------------------------
 
-MASKED_FILL_SYSTEM_PROMPT = """\
+MASKED_THEN_FILL_SYSTEM_PROMPT = """\
 A conversation between the User and the Assistant.
 
 The User supplies a mathematical statement together with a partial solution in which some formulas or theorems are masked with <formula_masked> tags.
@@ -86,7 +86,7 @@ Please adhere to the following structured approach:
 \\boxed{formula_1; formula_2; ...; formula_n}
 The formulas within the \\boxed{} answer must appear in the same order as their corresponding <formula_masked> tags in the original solution. All mathematical formulas should be presented using proper LaTeX notation."""
 
-STEP_ORDER_SYSTEM_PROMPT = """\
+STEP_REORDERING_SYSTEM_PROMPT = """\
 A conversation between the User and the Assistant.
 
 The User supplies a mathematical statement and a solution whose steps are out of order (each step is already numbered with 'Step i').
@@ -127,14 +127,14 @@ def format_steps(steps: list[str]) -> str:
     return "\n\n".join(f"Step {i}: {s}" for i, s in enumerate(steps))
 
 
-def masked_fill_messages(problem: str, masked_solution: str) -> Messages:
+def masked_then_fill_messages(problem: str, masked_solution: str) -> Messages:
     user = f"The user's statement:\n{problem}\n\nThe partial solution is:\n{masked_solution}"
-    return _chat(MASKED_FILL_SYSTEM_PROMPT, user)
+    return _chat(MASKED_THEN_FILL_SYSTEM_PROMPT, user)
 
 
-def step_order_messages(problem: str, shuffled_steps: list[str]) -> Messages:
+def step_reordering_messages(problem: str, shuffled_steps: list[str]) -> Messages:
     user = f"The user's statement:\n{problem}\n\nThe shuffled solution:\n{format_steps(shuffled_steps)}"
-    return _chat(STEP_ORDER_SYSTEM_PROMPT, user)
+    return _chat(STEP_REORDERING_SYSTEM_PROMPT, user)
 
 
 def outcome_messages(problem: str) -> Messages:

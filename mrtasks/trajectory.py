@@ -62,3 +62,26 @@ class Trajectory:
             formulas=formulas,
             steps=list(d.get("steps") or []),
         )
+
+
+TRAJECTORIES = "trajectories"
+"""The dataset config holding the curated corpus itself (not a task: its rows re-derive tasks)."""
+
+
+def trajectory_features() -> Any:
+    """The `datasets.Features` of the `trajectories` config (imported lazily)."""
+    import datasets
+
+    string = datasets.Value("string")
+    return datasets.Features(
+        {
+            "id": string,
+            "source": string,
+            "kind": string,
+            "problem": string,
+            "solution": string,
+            "answer": string,
+            "formulas": [{"text": string, "start": datasets.Value("int32"), "end": datasets.Value("int32")}],
+            "steps": [string],
+        }
+    )

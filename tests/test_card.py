@@ -42,7 +42,7 @@ def test_card_body_reports_the_build(demo):
     assert "| outcome | not_computation | 18 |" in text  # the sample's 18 proofs have no outcome row
     assert "`sha256:" in text and "load_dataset(" in text and 'get_reward("process")' in text
     params = json.loads(text.split("```json\n", 1)[1].split("\n```", 1)[0])
-    assert params["seed"] == 0 and params["masked_fill"]["min_formulas"] == 7 and params["annotator"] == "heuristic"
+    assert params["seed"] == 0 and params["tasks"]["masked_then_fill"]["min_formulas"] == 7 and params["annotator"] == "heuristic"
     assert yaml.safe_load(text.split("---")[1])["pretty_name"] == "mr-rlvr tasks"
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from mrtasks.rewards import get_reward, list_rewards
-from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER, make_masked_fill, make_outcome, make_step_order
+from mrtasks.tasks import MASKED_THEN_FILL, OUTCOME, STEP_REORDERING, make_masked_then_fill, make_outcome, make_step_reordering
 from mrtasks.trajectory import Formula, Trajectory
 
 mask_fill = get_reward("mask_fill")
@@ -18,7 +18,8 @@ def chat(text: str) -> list[dict]:
 
 
 def test_registry_lists_every_reward_with_a_loggable_name():
-    assert list_rewards() == ["format", "mask_fill", "outcome", "process", "step_order"]
+    assert list_rewards() == ["format", "masked_then_fill", "outcome", "process", "step_reordering"]
+    assert get_reward("mask_fill") is get_reward("masked_then_fill")  # older name, same function
     assert [get_reward(n).__name__ for n in list_rewards()] == [
         "format_reward", "mask_fill_reward", "outcome_reward", "process_reward", "step_order_reward",
     ]  # fmt: skip
@@ -89,12 +90,12 @@ def test_mask_fill_with_a_row_built_by_the_constructor():
         formulas.append(Formula(text, start, start + len(text)))
     traj = Trajectory(id="t1", source="unit", kind="computation", problem="List them.", solution=solution,
                       formulas=formulas, steps=["a", "b", "c"], answer="36")  # fmt: skip
-    row = make_masked_fill(traj, seed=0)
+    row = make_masked_then_fill(traj, seed=0)
     perfect = boxed(*row["masks"])
     assert mask_fill([perfect, chat(perfect)], masks=[row["masks"]] * 2, scored=[row["scored"]] * 2,
                      task=[row["task"]] * 2) == [1.0, 1.0]  # fmt: skip
 
-    order_row = make_step_order(traj, seed=0)
+    order_row = make_step_reordering(traj, seed=0)
     answer = "\\boxed{" + ", ".join(map(str, order_row["order"])) + "}"
     assert step_order([answer], order=[order_row["order"]], task=[order_row["task"]]) == [1.0]
     shown = "\\boxed{" + ", ".join(map(str, range(3))) + "}"  # the shuffled order is never right
@@ -117,18 +118,18 @@ def test_outcome_reads_the_final_answer_only():
 
 
 def test_task_specific_rewards_return_none_for_other_tasks_rows():
-    tasks = [MASKED_FILL, STEP_ORDER, OUTCOME]
+    tasks = [MASKED_THEN_FILL, STEP_REORDERING, OUTCOME]
     completions = [boxed("x"), "\\boxed{1, 0, 2}", "\\boxed{7}"]
     columns = dict(masks=[["x"], None, None], order=[None, [1, 0, 2], None], answer=[None, None, "7"], task=tasks)
     assert mask_fill(completions, **columns) == [1.0, None, None]
     assert step_order(completions, **columns) == [None, 1.0, None]
     assert outcome(completions, **columns) == [None, None, 1.0]
     assert process(completions, **columns) == [1.0, 1.0, 1.0]  # r_proc: each row by its own task
-    assert process(completions, **{**columns, "task": ["unknown", STEP_ORDER, OUTCOME]}) == [None, 1.0, 1.0]
+    assert process(completions, **{**columns, "task": ["unknown", STEP_REORDERING, OUTCOME]}) == [None, 1.0, 1.0]
 
 
 def test_format_reward_checks_the_box_shape_for_the_task():
-    columns = dict(task=[MASKED_FILL, MASKED_FILL, STEP_ORDER, STEP_ORDER, OUTCOME, OUTCOME],
+    columns = dict(task=[MASKED_THEN_FILL, MASKED_THEN_FILL, STEP_REORDERING, STEP_REORDERING, OUTCOME, OUTCOME],
                    masks=[["a", "b"], ["a", "b"], None, None, None, None],
                    order=[None, None, [1, 0, 2], [1, 0, 2], None, None])  # fmt: skip
     completions = [boxed("a", "b"), boxed("a"), "\\boxed{1, 0, 2}", "\\boxed{one}", "<think>x</think>\\boxed{3}", "<think>\\boxed{3}"]

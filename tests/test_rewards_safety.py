@@ -8,15 +8,15 @@ from hypothesis import strategies as st
 
 from mrtasks.rewards import get_reward
 from mrtasks.rewards.pool import TimedPool, echo_after
-from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER
+from mrtasks.tasks import MASKED_THEN_FILL, OUTCOME, STEP_REORDERING
 
-NAMES = ["mask_fill", "step_order", "outcome", "process", "format"]
+NAMES = ["masked_then_fill", "step_reordering", "outcome", "process", "format"]
 COLUMNS = dict(
     masks=[["x^2 + 1", "\\frac{1}{2}", "A = \\texttt{0x81010100}"]] * 3,
     scored=[[0, 2]] * 3,
     order=[[2, 0, 1]] * 3,
     answer=["\\frac{1}{2}"] * 3,
-    task=[MASKED_FILL, STEP_ORDER, OUTCOME],
+    task=[MASKED_THEN_FILL, STEP_REORDERING, OUTCOME],
 )
 
 PATHOLOGICAL = [

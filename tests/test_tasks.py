@@ -6,18 +6,18 @@ import re
 
 import pytest
 
-from mrtasks.prompts import MASKED_FILL_SYSTEM_PROMPT, STEP_ORDER_SYSTEM_PROMPT
+from mrtasks.prompts import MASKED_THEN_FILL_SYSTEM_PROMPT, STEP_REORDERING_SYSTEM_PROMPT
 from mrtasks.tasks import (
     MASK_TOKEN,
-    MASKED_FILL,
+    MASKED_THEN_FILL,
     OUTCOME,
-    STEP_ORDER,
-    MaskedFillConfig,
+    STEP_REORDERING,
+    MaskedThenFillConfig,
     NotEligible,
-    StepOrderConfig,
-    make_masked_fill,
+    StepReorderingConfig,
+    make_masked_then_fill,
     make_outcome,
-    make_step_order,
+    make_step_reordering,
 )
 from mrtasks.trajectory import Formula, Trajectory
 
@@ -74,8 +74,8 @@ def leibniz() -> Trajectory:
 
 def test_masked_fill_keeps_delimiters_and_lists_masks_in_order():
     t = bitwise()
-    row = make_masked_fill(t, seed=0, config=MaskedFillConfig(num_masks=3, min_formulas=3, selection="random"))
-    assert row["task"] == MASKED_FILL
+    row = make_masked_then_fill(t, seed=0, config=MaskedThenFillConfig(num_masks=3, min_formulas=3, selection="random"))
+    assert row["task"] == MASKED_THEN_FILL
     assert row["masked_solution"].count(MASK_TOKEN) == 3 == len(row["masks"])
     # Each mask sits inside its math delimiters, and filling them back restores the solution.
     assert re.search(r"(\$|\\\[)" + re.escape(MASK_TOKEN) + r"(\$|\\\])", row["masked_solution"])
@@ -84,7 +84,7 @@ def test_masked_fill_keeps_delimiters_and_lists_masks_in_order():
         restored = restored.replace(MASK_TOKEN, m, 1)
     assert restored == t.solution
     assert row["scored"] == [0, 1, 2]
-    assert row["prompt"][0] == {"role": "system", "content": MASKED_FILL_SYSTEM_PROMPT}
+    assert row["prompt"][0] == {"role": "system", "content": MASKED_THEN_FILL_SYSTEM_PROMPT}
     assert row["masked_solution"] in row["prompt"][1]["content"]
 
 
@@ -92,53 +92,53 @@ def test_masked_fill_importance_takes_top_ranked_formulas():
     t = bitwise()
     ranked = list(reversed(t.formulas))  # pretend the last ones matter most
     t.formulas = ranked
-    row = make_masked_fill(t, config=MaskedFillConfig(num_masks=2, min_formulas=2))
+    row = make_masked_then_fill(t, config=MaskedThenFillConfig(num_masks=2, min_formulas=2))
     assert set(row["masks"]) == {ranked[0].text, ranked[1].text}
 
 
 def test_masked_fill_is_deterministic_and_seed_dependent():
     t = bitwise()
-    cfg = MaskedFillConfig(num_masks=3, min_formulas=3, selection="random", num_scored=2)
-    rows = {s: make_masked_fill(t, seed=s, config=cfg) for s in range(8)}
-    assert make_masked_fill(t, seed=3, config=cfg) == rows[3]
+    cfg = MaskedThenFillConfig(num_masks=3, min_formulas=3, selection="random", num_scored=2)
+    rows = {s: make_masked_then_fill(t, seed=s, config=cfg) for s in range(8)}
+    assert make_masked_then_fill(t, seed=3, config=cfg) == rows[3]
     assert len({tuple(r["masks"]) + tuple(r["scored"]) for r in rows.values()}) > 1
     assert all(len(r["scored"]) == 2 for r in rows.values())
 
 
 def test_masked_fill_paper_default_needs_seven_formulas():
     with pytest.raises(NotEligible) as e:
-        make_masked_fill(bitwise())
+        make_masked_then_fill(bitwise())
     assert e.value.reason == "too_few_formulas"
 
 
 def test_step_order_matches_the_leibniz_layout():
     t = leibniz()
-    row = make_step_order(t, seed=0)
-    assert row["task"] == STEP_ORDER
+    row = make_step_reordering(t, seed=0)
+    assert row["task"] == STEP_REORDERING
     assert sorted(row["order"]) == list(range(6))
     assert [row["shuffled_steps"][i] for i in row["order"]] == LEIBNIZ_STEPS
     assert row["shuffled_steps"] != LEIBNIZ_STEPS
     user = row["prompt"][1]["content"]
-    assert row["prompt"][0]["content"] == STEP_ORDER_SYSTEM_PROMPT
+    assert row["prompt"][0]["content"] == STEP_REORDERING_SYSTEM_PROMPT
     assert "Step 0: " + row["shuffled_steps"][0] in user and "Step 5: " in user and "Step 6:" not in user
 
 
 def test_step_order_is_never_the_identity_and_is_reproducible():
     t = Trajectory("t", "s", "proof", "p", "a b c", steps=["a", "b", "c"])
-    orders = [make_step_order(t, seed=s)["order"] for s in range(50)]
+    orders = [make_step_reordering(t, seed=s)["order"] for s in range(50)]
     assert [0, 1, 2] not in orders
     assert len({tuple(o) for o in orders}) > 1
-    assert make_step_order(t, seed=7) == make_step_order(t, seed=7)
+    assert make_step_reordering(t, seed=7) == make_step_reordering(t, seed=7)
 
 
 def test_step_order_eligibility():
     short = Trajectory("t", "s", "proof", "p", "a b", steps=["a", "b"])
     with pytest.raises(NotEligible, match="too_few_steps"):
-        make_step_order(short)
+        make_step_reordering(short)
     long = Trajectory("t", "s", "proof", "p", "x", steps=[str(i) for i in range(30)])
     with pytest.raises(NotEligible, match="too_many_steps"):
-        make_step_order(long, config=StepOrderConfig(max_steps=20))
-    assert len(make_step_order(long, config=StepOrderConfig(max_steps=None))["order"]) == 30
+        make_step_reordering(long, config=StepReorderingConfig(max_steps=20))
+    assert len(make_step_reordering(long, config=StepReorderingConfig(max_steps=None))["order"]) == 30
 
 
 def test_outcome_row_for_computations_only():
@@ -173,6 +173,43 @@ def test_trajectory_rejects_spans_that_do_not_match():
 )
 def test_step_labels_that_would_leak_the_order_are_stripped(step, shown):
     t = Trajectory("t", "s", "proof", "p", "x", steps=[step, "b", "c"])
-    row = make_step_order(t)
+    row = make_step_reordering(t)
     assert row["steps"][0] == shown
     assert [row["shuffled_steps"][i] for i in row["order"]] == row["steps"]
+
+
+def test_registry_lists_every_task_once_with_one_name():
+    from mrtasks.rewards import get_reward
+    from mrtasks.tasks import TaskSpec, get_task, list_tasks, register_task
+
+    assert list_tasks(stage=1)[:2] == [MASKED_THEN_FILL, STEP_REORDERING]
+    assert list_tasks(stage=2) == [OUTCOME]
+    for name in list_tasks():
+        spec = get_task(name)
+        assert spec.name == spec.reward == name  # config name = task column = reward name
+        assert get_reward(spec.reward) is not None
+        assert list(spec.features())[:5] == ["id", "task", "source", "kind", "problem"]
+        assert list(spec.features())[-1] == "prompt"
+    with pytest.raises(KeyError, match="known: masked_then_fill"):
+        get_task("mask_fill")
+    with pytest.raises(ValueError, match="already registered"):
+        register_task(get_task(OUTCOME))
+    assert isinstance(get_task(OUTCOME), TaskSpec)
+
+
+def test_every_task_row_has_features_columns_and_a_reference_that_earns_full_reward():
+    from mrtasks.rewards import get_reward
+    from mrtasks.tasks import get_task, list_tasks
+
+    t = leibniz()
+    t = Trajectory(**{**t.to_dict(), "formulas": t.formulas, "kind": "computation", "answer": "1"})
+    for name in list_tasks():
+        spec = get_task(name)
+        try:
+            row = spec.make(t, seed=3, config=spec.config_cls(**({"num_masks": 3, "min_formulas": 3} if name == MASKED_THEN_FILL else {})))
+        except NotEligible:
+            continue
+        assert set(row) == set(spec.features()), name
+        assert row["prompt"] == spec.prompt(row)
+        columns = {k: [v] for k, v in row.items() if k != "prompt"}
+        assert get_reward(spec.reward)([spec.reference_answer(row)], **columns) == [1.0], name

@@ -30,15 +30,19 @@ from mrtasks.curate.sources import (
     sample_path,
 )
 from mrtasks.curate.splits import SPLITS, TRAIN, VALIDATION, SplitConfig, assign_split, balanced_sample
-from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER, MaskedFillConfig, NotEligible, StepOrderConfig
-from mrtasks.tasks import make_masked_fill, make_outcome, make_step_order
-from mrtasks.trajectory import Trajectory
+from mrtasks.tasks import NotEligible, get_task, list_tasks
+from mrtasks.trajectory import TRAJECTORIES, Trajectory
 
 logger = logging.getLogger(__name__)
 
-TRAJECTORIES = "trajectories"
-CONFIGS: tuple[str, ...] = (MASKED_FILL, STEP_ORDER, OUTCOME, TRAJECTORIES)
+CONFIGS: tuple[str, ...] = (*list_tasks(), TRAJECTORIES)
+"""Every config a build writes: one per registered task, then the curated corpus."""
 Row = dict[str, Any]
+
+
+def default_task_configs() -> dict[str, Any]:
+    """Each registered task's default config (the paper's values)."""
+    return {name: get_task(name).config_cls() for name in list_tasks()}
 
 
 @dataclass
@@ -48,8 +52,8 @@ class PipelineConfig:
     sources: list[str] = field(default_factory=lambda: ["sample"])
     seed: int = 0
     refine: bool = False
-    masked_fill: MaskedFillConfig = field(default_factory=MaskedFillConfig)
-    step_order: StepOrderConfig = field(default_factory=StepOrderConfig)
+    tasks: dict[str, Any] = field(default_factory=default_task_configs)
+    """Task name -> its config dataclass; a task missing here is built with its defaults."""
     splits: SplitConfig = field(default_factory=SplitConfig)
     dedup_threshold: float | None = 0.8
     """Jaccard similarity (word 3-grams) at which two problems are near duplicates; None: off."""
@@ -190,28 +194,29 @@ def _apply(
     return out
 
 
+def task_config(config: PipelineConfig, name: str) -> Any:
+    return config.tasks.get(name) or get_task(name).config_cls()
+
+
 def _task_rows(trajectories: list[Trajectory], config: PipelineConfig, drops: Counter[tuple[str, str]]) -> dict[str, list[Row]]:
-    rows: dict[str, list[Row]] = {MASKED_FILL: [], STEP_ORDER: [], OUTCOME: []}
-    outcome_origins: set[str] = set()
+    """Every registered task's rows from these trajectories; ineligible ones counted per task."""
+    rows: dict[str, list[Row]] = {name: [] for name in list_tasks()}
+    seen_problems: dict[str, set[str]] = {name: set() for name in list_tasks()}
     for t in trajectories:
-        for task, make in (
-            (MASKED_FILL, lambda t: make_masked_fill(t, config.seed, config.masked_fill)),
-            (STEP_ORDER, lambda t: make_step_order(t, config.seed, config.step_order)),
-        ):
-            try:
-                rows[task].append(make(t))
-            except NotEligible as e:
-                drops[(task, e.reason)] += 1
         origin = problem_origin(t.id)
-        if origin in outcome_origins:
-            continue  # one outcome row per problem, however many trajectories it has
-        outcome_origins.add(origin)
-        try:
-            row = make_outcome(t)
-            row["id"] = origin
-            rows[OUTCOME].append(row)
-        except NotEligible as e:
-            drops[(OUTCOME, e.reason)] += 1
+        for name in list_tasks():
+            spec = get_task(name)
+            if spec.one_per_problem and origin in seen_problems[name]:
+                continue  # one row per problem, however many trajectories it has
+            seen_problems[name].add(origin)
+            try:
+                row = spec.build(t, config.seed, task_config(config, name))
+            except NotEligible as e:
+                drops[(name, e.reason)] += 1
+                continue
+            if spec.one_per_problem:
+                row["id"] = origin
+            rows[name].append(row)
     return rows
 
 
@@ -230,25 +235,27 @@ def select(
     """Apply the paper's sizes: Stage I per task, Stage II from Stage I's training problems."""
     s, seed = config.splits, config.seed
     by_kind, by_id = (lambda r: r["kind"]), (lambda r: r["id"])
-    caps = {TRAIN: s.stage1_train, VALIDATION: s.stage1_validation // 2}
     out: dict[str, dict[str, list[Row]]] = {c: {} for c in CONFIGS}
-    for task in (MASKED_FILL, STEP_ORDER):
-        for split in SPLITS:
+    over_cap = not_in_stage1_train = 0
+    stage1, stage2 = list_tasks(stage=1), list_tasks(stage=2)
+    for task in stage1:
+        for split, cap in ((TRAIN, s.stage1_train), (VALIDATION, s.stage1_validation)):
             pool = task_rows[split][task]
-            out[task][split] = balanced_sample(pool, caps[split], seed, f"{task}:{split}", by_kind, by_id)
-            drops[("select", "over_cap")] += len(pool) - len(out[task][split])
-    stage1_train = {problem_origin(r["id"]) for task in (MASKED_FILL, STEP_ORDER) for r in out[task][TRAIN]}
-    train_pool = [r for r in task_rows[TRAIN][OUTCOME] if r["id"] in stage1_train]
-    drops[("select", "not_in_stage1_train")] += len(task_rows[TRAIN][OUTCOME]) - len(train_pool)
-    for split, pool, cap in ((TRAIN, train_pool, s.stage2_train), (VALIDATION, task_rows[VALIDATION][OUTCOME], s.stage2_validation)):
-        out[OUTCOME][split] = balanced_sample(pool, cap, seed, f"{OUTCOME}:{split}", by_kind, by_id)
-        drops[("select", "over_cap")] += len(pool) - len(out[OUTCOME][split])
+            out[task][split] = balanced_sample(pool, cap, seed, f"{task}:{split}", by_kind, by_id)
+            over_cap += len(pool) - len(out[task][split])
+    stage1_train = {problem_origin(r["id"]) for task in stage1 for r in out[task][TRAIN]}
+    for task in stage2:
+        train_pool = [r for r in task_rows[TRAIN][task] if problem_origin(r["id"]) in stage1_train]
+        not_in_stage1_train += len(task_rows[TRAIN][task]) - len(train_pool)
+        for split, pool, cap in ((TRAIN, train_pool, s.stage2_train), (VALIDATION, task_rows[VALIDATION][task], s.stage2_validation)):
+            out[task][split] = balanced_sample(pool, cap, seed, f"{task}:{split}", by_kind, by_id)
+            over_cap += len(pool) - len(out[task][split])
     for split in SPLITS:
         out[TRAJECTORIES][split] = [_trajectory_row(t) for t in sorted(trajectories[split], key=lambda t: t.id)]
-    if not drops[("select", "over_cap")]:
-        del drops[("select", "over_cap")]
-    if not drops[("select", "not_in_stage1_train")]:
-        del drops[("select", "not_in_stage1_train")]
+    if over_cap:
+        drops[("select", "over_cap")] += over_cap
+    if not_in_stage1_train:
+        drops[("select", "not_in_stage1_train")] += not_in_stage1_train
     return out
 
 

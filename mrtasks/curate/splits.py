@@ -5,7 +5,7 @@ problem (with all of its trajectories, in every config) lands in exactly one spl
 assignment of a problem does not depend on which other problems are in the build.
 
 Paper sizes (Experimental Setup): Stage I has 10k Masked-Then-Fill and 10k Step-Reordering
-training samples and 6k validation samples (here 3k per task); Stage II has 5k computational
+training samples and 6k validation samples (3k per task); Stage II has 5k computational
 training samples drawn from Stage I's training problems and 1.5k validation samples. Each
 selection is capped by what the sources hold and balanced between proof and computation kinds.
 """
@@ -33,9 +33,9 @@ class SplitConfig:
     """How many samples each config and split gets (the paper's defaults)."""
 
     stage1_train: int = 10_000
-    """Training samples per Stage I task (Masked-Then-Fill, Step Reordering)."""
-    stage1_validation: int = 6_000
-    """Stage I validation samples over both tasks (half each)."""
+    """Training samples per Stage I task (the paper: 10k Masked-Then-Fill, 10k Step Reordering)."""
+    stage1_validation: int = 3_000
+    """Validation samples per Stage I task (the paper: 6k over its two tasks)."""
     stage2_train: int = 5_000
     """Stage II (outcome) training samples, from Stage I's computational training problems."""
     stage2_validation: int = 1_500

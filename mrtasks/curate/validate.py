@@ -32,7 +32,7 @@ from typing import Any
 import jsonschema
 from rapidfuzz import fuzz
 
-from mrtasks.tasks.step_order import strip_step_label
+from mrtasks.tasks.step_reordering import strip_step_label
 from mrtasks.trajectory import Formula
 
 

@@ -1,10 +1,12 @@
 """Reward functions for MR-RLVR, in TRL's format: `f(completions, **columns) -> list[float | None]`.
 
     from mrtasks.rewards import get_reward, list_rewards
-    reward_funcs = [get_reward("process")]          # Stage I (masked_then_fill + step_reordering)
-    reward_funcs = [get_reward("outcome")]          # Stage II
+    reward_funcs = [get_reward("masked_then_fill")]  # Stage I, one task per run
+    reward_funcs = [get_reward("process")]           # any mix of tasks (dispatch on `task`)
+    reward_funcs = [get_reward("outcome")]           # Stage II
 
-Names: `mask_fill`, `step_order`, `outcome`, `process` (dispatches on the row's `task`), `format`.
+Each task's reward carries the task's name (`masked_then_fill`, `step_reordering`, `outcome`;
+the older `mask_fill` and `step_order` still resolve), plus `process` and `format`.
 Every function accepts string or chat completions, returns floats in [0, 1] (None for rows
 of another task), never raises on any text and bounds the time spent per item.
 """

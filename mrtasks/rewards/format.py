@@ -15,7 +15,7 @@ from mrtasks.rewards.parsing import (
     split_top_level,
 )
 from mrtasks.rewards.registry import column, register, safe_reward
-from mrtasks.tasks import MASKED_FILL, STEP_ORDER
+from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING
 
 
 def well_formed(text: str, task: str | None, masks: Sequence[str] | None, order: Sequence[int] | None) -> bool:
@@ -26,10 +26,10 @@ def well_formed(text: str, task: str | None, masks: Sequence[str] | None, order:
     boxed = last_boxed(answer_region(text))
     if not boxed:
         return False
-    if task == MASKED_FILL and masks:
+    if task == MASKED_THEN_FILL and masks:
         parts = split_top_level(boxed, ";")
         return len(parts) == len(masks) and all(parts)
-    if task == STEP_ORDER and order:
+    if task == STEP_REORDERING and order:
         return parse_order(boxed) is not None and len(parse_order(boxed) or []) == len(order)
     return True
 

@@ -10,7 +10,7 @@ from rapidfuzz import fuzz
 from mrtasks.rewards.equivalence import MAX_ANSWER_CHARS, equal_batch, normalize
 from mrtasks.rewards.parsing import extract_answer, split_top_level, strip_wrappers
 from mrtasks.rewards.registry import column, register, safe_reward
-from mrtasks.tasks import MASKED_FILL
+from mrtasks.tasks import MASKED_THEN_FILL
 
 
 def parse_fills(completion: Any) -> list[str] | None:
@@ -30,7 +30,7 @@ def similarity(pred: str, ref: str) -> float:
     return fuzz.ratio(a, b) / 100.0
 
 
-@register("mask_fill")
+@register(MASKED_THEN_FILL, aliases=("mask_fill",))
 @safe_reward
 def mask_fill_reward(
     completions: Sequence[Any],
@@ -51,7 +51,7 @@ def mask_fill_reward(
     slots: list[tuple[int, int]] = []  # (row, position count) per pair, in order
     positions: dict[int, list[int]] = {}
     for i in range(n):
-        if (task[i] is not None and task[i] != MASKED_FILL) or not masks[i]:
+        if (task[i] is not None and task[i] != MASKED_THEN_FILL) or not masks[i]:
             continue
         refs = list(masks[i])
         keep = [k for k in (scored[i] if scored[i] is not None else range(len(refs))) if 0 <= k < len(refs)]

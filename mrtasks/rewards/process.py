@@ -6,15 +6,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from mrtasks.rewards.mask_fill import mask_fill_reward
-from mrtasks.rewards.outcome import outcome_reward
-from mrtasks.rewards.registry import column, register, safe_reward
-from mrtasks.rewards.step_order import step_order_reward
-from mrtasks.tasks import MASKED_FILL, OUTCOME, STEP_ORDER
+from mrtasks.rewards.registry import column, get_reward, register, safe_reward
+from mrtasks.tasks import get_task, list_tasks
 
 logger = logging.getLogger(__name__)
-
-DISPATCH = {MASKED_FILL: mask_fill_reward, STEP_ORDER: step_order_reward, OUTCOME: outcome_reward}
 
 
 @register("process")
@@ -26,17 +21,15 @@ def process_reward(
     n = len(completions)
     task = column(task, n)
     out: list[float | None] = [None] * n
-    for name, fn in DISPATCH.items():
+    for name in list_tasks():
         rows = [i for i in range(n) if task[i] == name]
         if not rows:
             continue
-        sub = {
-            k: [v[i] for i in rows] if isinstance(v, (list, tuple)) and len(v) == n else v
-            for k, v in columns.items()
-        }
-        for i, r in zip(rows, fn([completions[i] for i in rows], task=[name] * len(rows), **sub)):
+        sub = {k: [v[i] for i in rows] for k, v in columns.items() if v is not None and len(v) == n}
+        reward = get_reward(get_task(name).reward)
+        for i, r in zip(rows, reward([completions[i] for i in rows], task=[name] * len(rows), **sub)):
             out[i] = r
-    unknown = sorted({str(t) for t in task if t not in DISPATCH})
+    unknown = sorted({str(t) for t in task if t not in list_tasks()})
     if unknown:
         logger.warning("process reward: no reward for task(s) %s; those rows get None", unknown)
     return out

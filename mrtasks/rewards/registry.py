@@ -17,24 +17,30 @@ logger = logging.getLogger(__name__)
 
 RewardFunc = Callable[..., list[float | None]]
 _REGISTRY: dict[str, RewardFunc] = {}
+_ALIASES: dict[str, str] = {}
 
 
-def register(name: str) -> Callable[[RewardFunc], RewardFunc]:
-    """Decorator: add a reward function under `name` (its `__name__` is what TRL logs)."""
+def register(name: str, aliases: tuple[str, ...] = ()) -> Callable[[RewardFunc], RewardFunc]:
+    """Decorator: add a reward function under `name` (a task's reward carries the task's name).
+
+    `aliases` are older names that `get_reward` still resolves; `list_rewards` does not list them.
+    """
 
     def deco(fn: RewardFunc) -> RewardFunc:
-        if name in _REGISTRY:
-            raise ValueError(f"reward {name!r} is already registered")
+        for key in (name, *aliases):
+            if key in _REGISTRY or key in _ALIASES:
+                raise ValueError(f"reward {key!r} is already registered")
         _REGISTRY[name] = fn
+        _ALIASES.update({alias: name for alias in aliases})
         return fn
 
     return deco
 
 
 def get_reward(name: str) -> RewardFunc:
-    """The reward function registered as `name`; KeyError lists the known names."""
+    """The reward function registered as `name` (or an alias of it); KeyError lists the known names."""
     try:
-        return _REGISTRY[name]
+        return _REGISTRY[_ALIASES.get(name, name)]
     except KeyError:
         raise KeyError(f"unknown reward {name!r}; known: {', '.join(list_rewards())}") from None
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from mrtasks.rewards.parsing import extract_answer, parse_order
 from mrtasks.rewards.registry import column, register, safe_reward
-from mrtasks.tasks import STEP_ORDER
+from mrtasks.tasks import STEP_REORDERING
 
 
 def order_score(predicted: list[int] | None, order: Sequence[int]) -> float:
@@ -22,7 +22,7 @@ def order_score(predicted: list[int] | None, order: Sequence[int]) -> float:
     return sum(p == t for p, t in zip(predicted, order)) / n
 
 
-@register("step_order")
+@register(STEP_REORDERING, aliases=("step_order",))
 @safe_reward
 def step_order_reward(
     completions: Sequence[Any],
@@ -35,7 +35,7 @@ def step_order_reward(
     order, task = column(order, n), column(task, n)
     out: list[float | None] = []
     for completion, ref, t in zip(completions, order, task):
-        if (t is not None and t != STEP_ORDER) or not ref:
+        if (t is not None and t != STEP_REORDERING) or not ref:
             out.append(None)
             continue
         out.append(order_score(parse_order(extract_answer(completion)), [int(x) for x in ref]))

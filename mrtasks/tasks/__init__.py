@@ -1,31 +1,39 @@
-"""Task constructors: a trajectory in, one seeded, deterministic training example out.
+"""The tasks: a trajectory in, one seeded, deterministic training example out.
 
-Task names double as dataset config names and as the value of every row's `task` column,
-which the `process` reward dispatches on.
+Every task is a `TaskSpec` in the registry (`get_task`, `list_tasks`). A task's name is its
+dataset config name, its rows' `task` column and its reward's name. Adding a task means one
+module here (its constructor and spec), its prompt, its reward and its tests.
 """
 
-MASKED_FILL = "masked_then_fill"
-STEP_ORDER = "step_reordering"
+MASKED_THEN_FILL = "masked_then_fill"
+STEP_REORDERING = "step_reordering"
 OUTCOME = "outcome"
-TASKS: tuple[str, ...] = (MASKED_FILL, STEP_ORDER, OUTCOME)
 
 MASK_TOKEN = "<formula_masked>"
 
 from mrtasks.tasks.base import NotEligible  # noqa: E402
-from mrtasks.tasks.masked_fill import MaskedFillConfig, make_masked_fill  # noqa: E402
-from mrtasks.tasks.outcome import make_outcome  # noqa: E402
-from mrtasks.tasks.step_order import StepOrderConfig, make_step_order  # noqa: E402
+from mrtasks.tasks.registry import TaskSpec, get_task, list_tasks, register_task, task_of  # noqa: E402
+from mrtasks.tasks.masked_then_fill import MaskedThenFillConfig, make_masked_then_fill  # noqa: E402
+from mrtasks.tasks.step_reordering import StepReorderingConfig, make_step_reordering  # noqa: E402
+from mrtasks.tasks.outcome import OutcomeConfig, make_outcome  # noqa: E402
+from mrtasks.trajectory import TRAJECTORIES  # noqa: E402
 
 __all__ = [
-    "MASKED_FILL",
-    "STEP_ORDER",
+    "MASKED_THEN_FILL",
+    "STEP_REORDERING",
     "OUTCOME",
-    "TASKS",
+    "TRAJECTORIES",
     "MASK_TOKEN",
     "NotEligible",
-    "MaskedFillConfig",
-    "StepOrderConfig",
-    "make_masked_fill",
-    "make_step_order",
+    "TaskSpec",
+    "get_task",
+    "list_tasks",
+    "register_task",
+    "task_of",
+    "MaskedThenFillConfig",
+    "StepReorderingConfig",
+    "OutcomeConfig",
+    "make_masked_then_fill",
+    "make_step_reordering",
     "make_outcome",
 ]

@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mrtasks.prompts import masked_fill_messages
-from mrtasks.tasks import MASK_TOKEN, MASKED_FILL
+from mrtasks.prompts import masked_then_fill_messages
+from mrtasks.tasks import MASK_TOKEN, MASKED_THEN_FILL
 from mrtasks.tasks.base import NotEligible, rng_for
+from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.trajectory import Formula, Trajectory
 
 
 @dataclass(frozen=True)
-class MaskedFillConfig:
+class MaskedThenFillConfig:
     """Which formulas to mask. Paper: samples keep at least 7 maskable formulas."""
 
     num_masks: int = 7
@@ -45,13 +46,13 @@ def mask_solution(solution: str, spans: list[Formula]) -> str:
     return "".join(out)
 
 
-def make_masked_fill(
-    traj: Trajectory, seed: int = 0, config: MaskedFillConfig = MaskedFillConfig()
-) -> dict[str, Any]:
+def make_masked_then_fill(
+    traj: Trajectory, seed: int = 0, config: MaskedThenFillConfig = MaskedThenFillConfig()
+) -> Row:
     """Build one Masked-Then-Fill row; raises NotEligible when there are too few formulas."""
     if len(traj.formulas) < config.min_formulas:
         raise NotEligible("too_few_formulas", f"{len(traj.formulas)} < {config.min_formulas}")
-    rng = rng_for(traj, seed, MASKED_FILL)
+    rng = rng_for(traj, seed, MASKED_THEN_FILL)
     k = min(config.num_masks, len(traj.formulas))
     if config.selection == "importance":
         chosen = traj.formulas[:k]
@@ -62,9 +63,9 @@ def make_masked_fill(
     scored = list(range(k))
     if config.num_scored is not None and config.num_scored < k:
         scored = sorted(rng.sample(scored, config.num_scored))
-    return {
+    row = {
         "id": traj.id,
-        "task": MASKED_FILL,
+        "task": MASKED_THEN_FILL,
         "source": traj.source,
         "kind": traj.kind,
         "problem": traj.problem,
@@ -72,5 +73,42 @@ def make_masked_fill(
         "masked_solution": masked,
         "masks": [f.text for f in chosen],
         "scored": scored,
-        "prompt": masked_fill_messages(traj.problem, masked),
     }
+    row["prompt"] = prompt(row)
+    return row
+
+
+def prompt(row: Row) -> list[dict[str, str]]:
+    return masked_then_fill_messages(row["problem"], row["masked_solution"])
+
+
+def reference_answer(row: Row) -> str:
+    """Every mask, in order, in the paper's answer format."""
+    return "\\boxed{" + "; ".join(row["masks"]) + "}"
+
+
+def _columns() -> dict[str, Any]:
+    import datasets
+
+    string = datasets.Value("string")
+    return {
+        "solution": string,
+        "masked_solution": string,
+        "masks": [string],
+        "scored": [datasets.Value("int32")],
+    }
+
+
+SPEC = register_task(
+    TaskSpec(
+        name=MASKED_THEN_FILL,
+        stage=1,
+        description="Masked-Then-Fill: restore the masked key formulas of a solution, in order.",
+        config_cls=MaskedThenFillConfig,
+        build=make_masked_then_fill,
+        columns=_columns,
+        prompt=prompt,
+        reward=MASKED_THEN_FILL,
+        reference_answer=reference_answer,
+    )
+)

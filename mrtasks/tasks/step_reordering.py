@@ -6,14 +6,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mrtasks.prompts import step_order_messages
-from mrtasks.tasks import STEP_ORDER
+from mrtasks.prompts import step_reordering_messages
+from mrtasks.tasks import STEP_REORDERING
 from mrtasks.tasks.base import NotEligible, rng_for
+from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.trajectory import Trajectory
 
 
 @dataclass(frozen=True)
-class StepOrderConfig:
+class StepReorderingConfig:
     """Which trajectories to shuffle. The paper's Leibniz case has 6 steps."""
 
     min_steps: int = 3
@@ -50,9 +51,9 @@ def shuffle_steps(n: int, rng) -> list[int]:
     return perm
 
 
-def make_step_order(
-    traj: Trajectory, seed: int = 0, config: StepOrderConfig = StepOrderConfig()
-) -> dict[str, Any]:
+def make_step_reordering(
+    traj: Trajectory, seed: int = 0, config: StepReorderingConfig = StepReorderingConfig()
+) -> Row:
     """Build one Step-Reordering row; raises NotEligible for too few or too many steps.
 
     `shuffled_steps[i]` is shown as `Step i`; `order` lists the shown numbers in the reference
@@ -65,17 +66,49 @@ def make_step_order(
     if config.max_steps is not None and n > config.max_steps:
         raise NotEligible("too_many_steps", f"{n} > {config.max_steps}")
     steps = [strip_step_label(s) for s in traj.steps]
-    perm = shuffle_steps(n, rng_for(traj, seed, STEP_ORDER))  # shown position -> reference step
+    perm = shuffle_steps(n, rng_for(traj, seed, STEP_REORDERING))  # shown position -> reference step
     shuffled = [steps[p] for p in perm]
     order = sorted(range(n), key=lambda shown: perm[shown])
-    return {
+    row = {
         "id": traj.id,
-        "task": STEP_ORDER,
+        "task": STEP_REORDERING,
         "source": traj.source,
         "kind": traj.kind,
         "problem": traj.problem,
         "steps": steps,
         "shuffled_steps": shuffled,
         "order": order,
-        "prompt": step_order_messages(traj.problem, shuffled),
     }
+    row["prompt"] = prompt(row)
+    return row
+
+
+def prompt(row: Row) -> list[dict[str, str]]:
+    return step_reordering_messages(row["problem"], row["shuffled_steps"])
+
+
+def reference_answer(row: Row) -> str:
+    """The shown step numbers in the reference order, as the paper's prompt asks."""
+    return "\\boxed{" + ", ".join(str(k) for k in row["order"]) + "}"
+
+
+def _columns() -> dict[str, Any]:
+    import datasets
+
+    string = datasets.Value("string")
+    return {"steps": [string], "shuffled_steps": [string], "order": [datasets.Value("int32")]}
+
+
+SPEC = register_task(
+    TaskSpec(
+        name=STEP_REORDERING,
+        stage=1,
+        description="Step Reordering: recover the reference order of a solution's shuffled steps.",
+        config_cls=StepReorderingConfig,
+        build=make_step_reordering,
+        columns=_columns,
+        prompt=prompt,
+        reward=STEP_REORDERING,
+        reference_answer=reference_answer,
+    )
+)

@@ -42,7 +42,8 @@ _GREEK = {
 _WORD_FUNCS = "arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|ln|log|exp|sqrt|pi"
 _TOKEN = re.compile(
     rf"(?P<hex>0[xX][0-9a-fA-F]+)|(?P<num>\d+\.?\d*|\.\d+)|(?P<cmd>\\[a-zA-Z]+|\\[{{}}|])"
-    rf"|(?P<word>(?:{_WORD_FUNCS})(?![a-zA-Z]))|(?P<ch>\S)"
+    rf"|(?P<word>(?:{_WORD_FUNCS})(?![a-zA-Z]))|(?P<ch>\S)",
+    re.ASCII,
 )
 
 
@@ -247,8 +248,13 @@ def parse(text: str) -> Node:
     """Parse normalized LaTeX (see `equivalence.normalize`) into an AST; raises ExprError."""
     try:
         return _Parser(tokenize(text)).parse()
+    except ExprError:
+        raise
     except RecursionError as exc:  # pragma: no cover - MAX_DEPTH keeps well below the limit
         raise ExprError("nested too deeply") from exc
+    except (ValueError, TypeError, ArithmeticError, IndexError, KeyError) as exc:
+        # `Fraction('.')`, a superscript digit, `0x` with no digits: outside the grammar
+        raise ExprError(f"cannot parse: {exc}") from exc
 
 
 def variables(node: Node) -> frozenset[str]:

@@ -1,0 +1,482 @@
+"""How hard is it to game these rewards? Score degenerate policies on every task config of a build.
+
+    python -m mrtasks.rewards.audit --dataset build/mr-rlvr-tasks [--out DIR]
+
+Each policy is a named, pure function `row -> completion`: the reference answer (must earn 1.0 on
+every row), a positive control (right work in another form) and cheap ways to look right without
+doing the task (rotated masks, one number changed, formulas copied from the problem, a constant,
+no box, a surface-cue step order, a truncated think block, an invented next turn, several boxes).
+A reward worth training on gives the reference and the positive control full credit and the
+degenerate policies close to nothing. The audit prints a table, writes `audit.json` and (when
+matplotlib is installed: the `eval` extra) `audit.png`; `markdown_table(results)` is what the
+dataset card carries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import re
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+Row = dict[str, Any]
+EOT_QWEN = "<|im_end|>"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A named way of answering a row, the reward options it is scored with, and its target."""
+
+    name: str
+    description: str
+    answer: Callable[[Row], str]
+    options: dict[str, Any] = field(default_factory=dict)
+    """Reward options (`get_reward(name, **options)`), e.g. think_prefilled for R1-style prompts."""
+    target: tuple[str, float] | None = None
+    """("min", x): every row must reach x; (">=", x) / ("<=", x): the mean must."""
+
+
+# --- formula surgery (pure string work; used by the policies) --------------------------------
+
+_RELATIONS = r"\\leq|\\geq|\\neq|\\le|\\ge|\\ne|\\lt|\\gt|<=|>=|=|<|>"
+_REL = re.compile(rf"(?:{_RELATIONS})(?![a-zA-Z])")
+_MIRROR = {"<": ">", ">": "<", "\\lt": "\\gt", "\\gt": "\\lt", "<=": ">=", ">=": "<=",
+           "\\le": "\\ge", "\\ge": "\\le", "\\leq": "\\geq", "\\geq": "\\leq"}  # fmt: skip
+_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_SAFE_COMMANDS = {
+    "\\frac", "\\dfrac", "\\tfrac", "\\sqrt", "\\cdot", "\\times", "\\pi", "\\left", "\\right", "\\sin",
+    "\\cos", "\\tan", "\\log", "\\ln", "\\exp", "\\alpha", "\\beta", "\\gamma", "\\theta", "\\lambda",
+    "\\mu", "\\sigma", "\\phi", "\\omega", "\\leq", "\\geq", "\\le", "\\ge", "\\neq", "\\ne",
+}  # fmt: skip
+_NOT_OPERAND = {"\\cdot", "\\times", "\\left", "\\right", "\\le", "\\ge", "\\leq", "\\geq", "\\ne", "\\neq"}
+_UNSAFE_CHARS = set(",;|&%$")
+
+
+def _depth_scan(text: str) -> list[int]:
+    """Bracket depth before each character (`{}`, `()`, `[]` share one counter)."""
+    depths, d = [], 0
+    for c in text:
+        if c in "})]":
+            d = max(d - 1, 0)
+        depths.append(d)
+        if c in "{([":
+            d += 1
+    return depths
+
+
+def split_relation(formula: str) -> tuple[str, str, str] | None:
+    """(left, relation, right) when the formula has exactly one top-level relation, else None."""
+    depths = _depth_scan(formula)
+    hits = [m for m in _REL.finditer(formula) if depths[m.start()] == 0]
+    if len(hits) != 1:
+        return None
+    m = hits[0]
+    left, right = formula[: m.start()].strip(), formula[m.end() :].strip()
+    if not left or not right:
+        return None
+    return left, m.group(0), right
+
+
+def _reorderable(side: str) -> bool:
+    if any(c in _UNSAFE_CHARS for c in side) or "\\{" in side or "\\\\" in side:
+        return False
+    return all(cmd in _SAFE_COMMANDS for cmd in _COMMAND.findall(side))
+
+
+def signed_terms(side: str) -> list[str] | None:
+    """The top-level terms of a sum with their signs (`x^2 - 3x` -> `['x^2', '-3x']`), or None
+    when splitting is not obviously safe (lists, absolute values, big operators, unknown commands)."""
+    if not _reorderable(side):
+        return None
+    depths = _depth_scan(side)
+    terms, last = [], 0
+    for i, c in enumerate(side):
+        if c not in "+-" or depths[i] or i == 0:
+            continue
+        before = side[:i].rstrip()
+        if not before or before[-1] in "^_{([+-=<>*/":
+            continue  # a sign, not an operator
+        cmd = re.search(r"\\[a-zA-Z]+$", before)
+        if cmd and cmd.group(0) in _NOT_OPERAND:
+            continue
+        terms.append(side[last:i].strip())
+        last = i
+    terms.append(side[last:].strip())
+    return terms if len(terms) > 1 and all(terms) else None
+
+
+def join_terms(terms: Sequence[str]) -> str:
+    out = ""
+    for k, t in enumerate(terms):
+        t = t.strip()
+        if k == 0:
+            out = t[1:].strip() if t.startswith("+") else t
+        elif t.startswith(("+", "-")):
+            out += f" {t[0]} {t[1:].strip()}"
+        else:
+            out += f" + {t}"
+    return out
+
+
+def reorder_terms(side: str) -> str:
+    """A sum with its terms rotated one place (`a + b - c` -> `b - c + a`); unchanged if not a safe sum."""
+    terms = signed_terms(side)
+    return side if terms is None else join_terms(terms[1:] + terms[:1])
+
+
+_FRAC = re.compile(r"\\frac(?![a-zA-Z])")
+
+
+def equivalent_rewrite(formula: str) -> str:
+    """The same formula written differently: sides of a relation swapped (an inequality mirrored),
+    terms of a sum reordered, `\\frac` -> `\\dfrac`, different spacing. Text is only re-spaced."""
+    text = _FRAC.sub(r"\\dfrac", formula.strip())
+    parts = split_relation(text)
+    if parts is not None:
+        left, rel, right = parts
+        text = f"{reorder_terms(right)} {_MIRROR.get(rel, rel)} {reorder_terms(left)}"
+    else:
+        text = reorder_terms(text)
+    return re.sub(r"\s+", "  ", text) if text == formula.strip() else text
+
+
+_NUMBER = re.compile(r"(?<![\\a-zA-Z])\d+(?:\.\d+)?")
+_LETTER = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z](?![a-zA-Z])")
+
+
+def change_one_number(formula: str) -> str:
+    """The formula with its first number changed (`3` -> `4`, `2.5` -> `2.6`); without a number,
+    its first single-letter variable renamed; text without either is returned unchanged."""
+    m = _NUMBER.search(formula)
+    if m:
+        num = m.group(0)
+        new = str(int(num) + 1) if "." not in num else num[:-1] + str((int(num[-1]) + 1) % 10)
+        return formula[: m.start()] + new + formula[m.end() :]
+    m = _LETTER.search(formula)
+    if m:
+        new = "y" if m.group(0) != "y" else "z"
+        return formula[: m.start()] + new + formula[m.end() :]
+    return formula
+
+
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+
+
+def problem_formulas(problem: str) -> list[str]:
+    """The math spans of a problem statement, in order; its numbers when it has none (GSM8K)."""
+    spans = [next(g for g in m.groups() if g is not None).strip() for m in _MATH.finditer(problem)]
+    spans = [s for s in spans if s]
+    return spans or _NUMBER.findall(problem)
+
+
+def boxed(parts: Sequence[str], sep: str = "; ") -> str:
+    return "\\boxed{" + sep.join(parts) + "}"
+
+
+# --- the policies ----------------------------------------------------------------------------
+
+
+def reference(row: Row) -> str:
+    """The row's own reference answer (TaskSpec.reference_answer)."""
+    from mrtasks.tasks import get_task
+
+    return get_task(row["task"]).reference_answer(row)
+
+
+def masks_equivalent_rewrites(row: Row) -> str:
+    return boxed([equivalent_rewrite(m) for m in row["masks"]])
+
+
+def masks_one_number_changed(row: Row) -> str:
+    return boxed([change_one_number(m) for m in row["masks"]])
+
+
+def masks_rotated(row: Row) -> str:
+    masks = list(row["masks"])
+    return boxed(masks[1:] + masks[:1])
+
+
+def masks_copied_from_problem(row: Row) -> str:
+    found = problem_formulas(row["problem"]) or ["0"]
+    return boxed([found[k % len(found)] for k in range(len(row["masks"]))])
+
+
+def masks_constant(row: Row) -> str:
+    return boxed(["0"] * len(row["masks"]))
+
+
+def masks_no_box(row: Row) -> str:
+    return "The masked formulas are: " + "; ".join(row["masks"])
+
+
+def order_as_shown(row: Row) -> str:
+    return boxed([str(k) for k in range(len(row["order"]))], ", ")
+
+
+def order_reversed(row: Row) -> str:
+    return boxed([str(k) for k in reversed(range(len(row["order"])))], ", ")
+
+
+_LATE = re.compile(r"(?i)\b(?:therefore|thus|hence)\b|\\boxed")
+_EARLY = re.compile(r"(?i)^\W*(?:let|suppose|first)\b")
+
+
+def order_surface_cues(row: Row) -> str:
+    """Steps starting with "let"/"suppose"/"first" first, steps saying "therefore"/"thus"/"hence"
+    or holding a boxed answer last, the rest as shown."""
+    def rank(k: int) -> int:
+        step = row["shuffled_steps"][k]
+        return -1 if _EARLY.search(step) else 1 if _LATE.search(step) else 0
+
+    return boxed([str(k) for k in sorted(range(len(row["order"])), key=rank)], ", ")
+
+
+def order_random(row: Row) -> str:
+    """A uniformly random order, seeded by the row id (its expected reward is 1/n)."""
+    order = list(range(len(row["order"])))
+    random.Random(f"audit:{row['id']}").shuffle(order)
+    return boxed([str(k) for k in order], ", ")
+
+
+def wrong_answer(answer: str) -> str:
+    changed = change_one_number(answer)
+    return changed if changed != answer else answer + " + 1"
+
+
+def outcome_truncated_think(row: Row) -> str:
+    """R1-style: the prompt opened `<think>`; the completion boxes the answer mid-thought and is cut off."""
+    return f"Let me try: maybe the answer is \\boxed{{{row['answer']}}}. Wait, let me check that again, since"
+
+
+def outcome_invented_turn(row: Row) -> str:
+    """A wrong final answer, an end-of-turn token, then an invented next turn that boxes the reference."""
+    return (
+        f"The answer is \\boxed{{{wrong_answer(row['answer'])}}}.{EOT_QWEN}\n<|im_start|>user\n"
+        f"Are you sure?{EOT_QWEN}\n<|im_start|>assistant\nSorry, it is \\boxed{{{row['answer']}}}."
+    )
+
+
+def outcome_several_boxes(row: Row) -> str:
+    """Hedging: the reference boxed among wrong candidates (not last)."""
+    ref, wrong = row["answer"], wrong_answer(row["answer"])
+    return f"It is \\boxed{{{ref}}} or \\boxed{{{wrong}}}, or possibly \\boxed{{{wrong_answer(wrong)}}}."
+
+
+ONE = ("min", 1.0)
+POLICIES: dict[str, list[Policy]] = {
+    "masked_then_fill": [
+        Policy("reference", "the row's masks, `\\boxed{m1; m2; ...}`", reference, target=ONE),
+        Policy("equivalent_rewrites", "every mask rewritten: sides swapped, \\dfrac, terms reordered, spacing",
+               masks_equivalent_rewrites, target=(">=", 0.95)),
+        Policy("one_number_changed", "the first number of every mask changed", masks_one_number_changed,
+               target=("<=", 0.15)),
+        Policy("rotated", "the right masks, each one slot later", masks_rotated, target=("<=", 0.10)),
+        Policy("copied_from_problem", "the problem's own formulas (or numbers) in the slots",
+               masks_copied_from_problem, target=("<=", 0.10)),
+        Policy("constant", "`0` in every slot", masks_constant, target=("<=", 0.0)),
+        Policy("no_box", "the right masks, not boxed", masks_no_box, target=("<=", 0.0)),
+    ],
+    "step_reordering": [
+        Policy("reference", "the reference order", reference, target=ONE),
+        Policy("as_shown", "the steps in the order shown", order_as_shown),
+        Policy("reversed", "the shown order reversed", order_reversed),
+        Policy("surface_cues", "let/suppose/first first, therefore/thus/hence/boxed last", order_surface_cues),
+        Policy("random", "a uniformly random order (seeded per row)", order_random),
+    ],
+    "outcome": [
+        Policy("reference", "the answer, boxed", reference, target=ONE),
+        Policy("truncated_think", "think block opened by the prompt, box inside, never closed",
+               outcome_truncated_think, options={"think_prefilled": True}, target=("<=", 0.0)),
+        Policy("invented_turn", "a wrong answer, end of turn, an invented turn boxing the reference",
+               outcome_invented_turn, target=("<=", 0.0)),
+        Policy("several_boxes", "the reference boxed among wrong candidates, not last",
+               outcome_several_boxes, target=("<=", 0.0)),
+    ],
+}
+"""Policies per task; a task without an entry is audited with its reference answer only."""
+
+
+# --- running it ------------------------------------------------------------------------------
+
+
+@dataclass
+class AuditResult:
+    task: str
+    policy: str
+    description: str
+    rows: int
+    mean: float
+    min: float
+    full: float
+    """Share of rows scored exactly 1.0."""
+    unscored: int
+    """Rows the reward returned None for (a reward that does not cover its own task's rows)."""
+    target: str = ""
+    passed: bool | None = None
+
+
+def _check(target: tuple[str, float] | None, mean: float, low: float) -> tuple[str, bool | None]:
+    if target is None:
+        return "", None
+    op, x = target
+    if op == "min":
+        return f"every row = {x:g}", low >= x
+    if op == ">=":
+        return f"mean >= {x:g}", mean >= x
+    return (f"mean <= {x:g}", mean <= x) if x else ("0 on every row", mean <= 0.0)
+
+
+def policies_for(task: str) -> list[Policy]:
+    return POLICIES.get(task) or [Policy("reference", "the row's reference answer", reference, target=ONE)]
+
+
+def score_rows(task: str, rows: list[Row], policy: Policy, reward_name: str | None = None) -> list[float | None]:
+    """Score `policy`'s completions for `rows` with the task's reward, as TRL would call it."""
+    from mrtasks.rewards import get_reward
+
+    fn = get_reward(reward_name or task, **policy.options)
+    completions = [policy.answer(r) for r in rows]
+    columns = {k: [r.get(k) for r in rows] for k in rows[0] if k not in ("prompt", "completion")} if rows else {}
+    return list(fn(completions, **columns))
+
+
+def audit_rows(task: str, rows: list[Row], reward_name: str | None = None) -> list[AuditResult]:
+    out = []
+    for policy in policies_for(task):
+        scores = score_rows(task, rows, policy, reward_name) if rows else []
+        values = [s for s in scores if s is not None]
+        mean = statistics.fmean(values) if values else 0.0
+        low = min(values) if values else 0.0
+        target, passed = _check(policy.target, mean, low)
+        if values and len(values) < len(scores):
+            passed = False if passed is not None else None
+        out.append(
+            AuditResult(
+                task=task, policy=policy.name, description=policy.description, rows=len(scores),
+                mean=round(mean, 4), min=round(low, 4), full=round(sum(v == 1.0 for v in values) / max(len(values), 1), 4),
+                unscored=len(scores) - len(values), target=target, passed=passed if values else None,
+            )
+        )  # fmt: skip
+    return out
+
+
+def load_rows(dataset: str | Path, task: str, splits: Sequence[str] | None = None) -> list[Row]:
+    """All rows of one config of a built folder (every split unless `splits` is given)."""
+    from datasets import load_dataset
+
+    loaded = load_dataset(str(dataset), task)
+    rows: list[Row] = []
+    for split in splits or sorted(loaded):
+        if split in loaded:
+            rows.extend(loaded[split].to_list())
+    return rows
+
+
+def run_audit(dataset: str | Path, tasks: Sequence[str] | None = None, splits: Sequence[str] | None = None) -> list[AuditResult]:
+    """Audit every task config of a build (`mrtasks.tasks.list_tasks()` unless `tasks` is given)."""
+    from mrtasks.tasks import get_task, list_tasks
+
+    data = Path(dataset) / "data"
+    results = []
+    for task in tasks or list_tasks():
+        if data.is_dir() and not (data / task).is_dir():
+            logger.info("no %s config in %s; skipped", task, dataset)
+            continue
+        rows = load_rows(dataset, task, splits)
+        logger.info("%s: %d rows", task, len(rows))
+        results.extend(audit_rows(task, rows, get_task(task).reward))
+    return results
+
+
+def _mark(r: AuditResult) -> str:
+    return "" if r.passed is None else ("yes" if r.passed else "**NO**")
+
+
+def markdown_table(results: Sequence[AuditResult]) -> str:
+    """The audit as a Markdown table (the dataset card's "How hard is it to game these rewards?")."""
+    lines = [
+        "| task | policy | rows | mean reward | rows at 1.0 | target | met |",
+        "|---|---|---:|---:|---:|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.task} | {r.policy} | {r.rows} | {r.mean:.3f} | {r.full:.1%} | {r.target} | {_mark(r)} |"
+        )
+    return "\n".join(lines)
+
+
+def text_table(results: Sequence[AuditResult]) -> str:
+    head = f"{'task':<18} {'policy':<22} {'rows':>6} {'mean':>7} {'min':>6} {'@1.0':>7}  target"
+    lines = [head, "-" * len(head)]
+    for r in results:
+        met = "" if r.passed is None else ("ok" if r.passed else "FAILED")
+        lines.append(
+            f"{r.task:<18} {r.policy:<22} {r.rows:>6} {r.mean:>7.3f} {r.min:>6.2f} {r.full:>7.1%}  {r.target} {met}"
+        )
+    return "\n".join(lines)
+
+
+def plot(results: Sequence[AuditResult], path: Path) -> bool:
+    """A bar chart of mean reward per policy, one panel per task; False when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        logger.warning("matplotlib is not installed (pip install 'mr-rlvr[eval]'); skipped %s", path)
+        return False
+    tasks = list(dict.fromkeys(r.task for r in results))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        rs = [r for r in results if r.task == task]
+        colors = ["tab:green" if r.policy == "reference" or r.policy == "equivalent_rewrites" else "tab:red" for r in rs]
+        ax.bar(range(len(rs)), [r.mean for r in rs], color=colors)
+        ax.set_xticks(range(len(rs)), [r.policy for r in rs], rotation=45, ha="right", fontsize=8)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(task, fontsize=10)
+        ax.set_ylabel("mean reward")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mrtasks.rewards.audit",
+        description="Score degenerate policies (reference, rotated masks, one number changed, ...) on every "
+        "task config of a build and report how much reward each earns.",
+    )
+    parser.add_argument("--dataset", required=True, help="a folder written by `python -m mrtasks.build`")
+    parser.add_argument("--out", help="write audit.json and audit.png here (default: print only)")
+    parser.add_argument("--task", action="append", help="audit only this task (repeatable)")
+    parser.add_argument("--split", action="append", help="audit only this split (repeatable; default: all)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if not Path(args.dataset).is_dir():
+        parser.error(f"--dataset {args.dataset}: not a folder")
+    results = run_audit(args.dataset, args.task, args.split)
+    print(text_table(results))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "audit.json").write_text(
+            json.dumps({"dataset": str(args.dataset), "results": [asdict(r) for r in results]}, indent=2) + "\n"
+        )
+        plot(results, out / "audit.png")
+        print(f"wrote {out / 'audit.json'}")
+    failed = [r for r in results if r.passed is False]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

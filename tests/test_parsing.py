@@ -1,5 +1,7 @@
 """Parsing completions: where the answer is, what the box holds, how it splits."""
 
+from pathlib import Path
+
 import pytest
 
 from mrtasks.rewards.parsing import (
@@ -10,6 +12,7 @@ from mrtasks.rewards.parsing import (
     parse_order,
     split_top_level,
     strip_wrappers,
+    template_prefills_think,
 )
 
 
@@ -87,3 +90,62 @@ def test_strip_wrappers(text, expected):
 )
 def test_parse_order(text, expected):
     assert parse_order(text) == expected
+
+
+# --- the think and end-of-turn policy (issue 8, item 4) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, prefilled, expected",
+    [
+        ("reasoning</think>final \\boxed{1}", True, "final \\boxed{1}"),
+        ("reasoning \\boxed{1} cut off", True, ""),  # R1: the prompt opened <think>, never closed
+        ("reasoning \\boxed{1} cut off", False, "reasoning \\boxed{1} cut off"),  # Qwen: no think block
+        ("<think>a</think>b<think>c \\boxed{2}", False, ""),  # a second block left open
+        ("answer \\boxed{1}<|im_end|><|im_start|>user\n?", False, "answer \\boxed{1}"),
+        ("</think>answer<｜end▁of▁sentence｜>more</think>x", True, "answer"),
+        ("answer<|endoftext|>", False, "answer"),
+        ("<|im_end|>\\boxed{1}", False, ""),
+    ],
+)
+def test_answer_region_ends_at_the_turn_and_needs_finished_thinking(text, prefilled, expected):
+    assert answer_region(text, think_prefilled=prefilled) == expected
+
+
+def test_extract_answer_takes_the_think_option():
+    assert extract_answer("guess \\boxed{3}") == "3"
+    assert extract_answer("guess \\boxed{3}", think_prefilled=True) is None
+    assert extract_answer([{"role": "assistant", "content": "ok</think>\\boxed{3}"}], think_prefilled=True) == "3"
+
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "training" / "chat_templates"
+
+
+def tiny_tokenizer(template: str | None, special: list[str]):
+    """A real fast tokenizer (a WordLevel model trained here on a few words) carrying `template`."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    core.train_from_iterator(["what is 1+1 ? it is 2", "think about it"], trainers.WordLevelTrainer(special_tokens=["[UNK]", *special]))
+    tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]", bos_token=special[0], eos_token=special[1])
+    if template is not None:
+        tok.chat_template = template
+    return tok
+
+
+def test_template_prefills_think_on_the_real_chat_templates():
+    r1 = tiny_tokenizer((TEMPLATES / "r1-distill-qwen.jinja").read_text(), ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"])
+    qwen = tiny_tokenizer((TEMPLATES / "qwen2.5.jinja").read_text(), ["<|endoftext|>", "<|im_end|>"])
+    prompt = r1.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
+    assert prompt.endswith("<｜Assistant｜><think>\n")  # the real template, rendered
+    assert template_prefills_think(r1) is True
+    assert template_prefills_think(qwen) is False
+    # a template whose generation prompt opens and closes the block (thinking switched off)
+    closed = "{% for m in messages %}{{ m['content'] }}{% endfor %}{% if add_generation_prompt %}<think>\n\n</think>\n\n{% endif %}"
+    assert template_prefills_think(tiny_tokenizer(closed, ["<s>", "</s>"])) is False
+    # a user message that mentions <think> does not count: only what the generation prompt adds
+    echo = "{% for m in messages %}{{ m['content'] }}<think>{% endfor %}{% if add_generation_prompt %}A:{% endif %}"
+    assert template_prefills_think(tiny_tokenizer(echo, ["<s>", "</s>"])) is False
+    assert template_prefills_think(tiny_tokenizer(None, ["<s>", "</s>"])) is False  # no template at all

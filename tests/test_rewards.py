@@ -18,12 +18,14 @@ def chat(text: str) -> list[dict]:
 
 
 def test_registry_lists_every_reward_with_a_loggable_name():
-    assert list_rewards() == ["format", "masked_then_fill", "outcome", "process", "step_reordering"]
+    assert {"format", "masked_then_fill", "outcome", "process", "step_reordering"} <= set(list_rewards())
+    assert "mask_fill" not in list_rewards() and "step_order" not in list_rewards()
     assert get_reward("mask_fill") is get_reward("masked_then_fill")  # older name, same function
-    assert [get_reward(n).__name__ for n in list_rewards()] == [
-        "format_reward", "mask_fill_reward", "outcome_reward", "process_reward", "step_order_reward",
-    ]  # fmt: skip
-    with pytest.raises(KeyError, match="known: format"):
+    assert get_reward("step_order").__name__ == "step_reordering"
+    # TRL logs `rewards/<__name__>/mean`: every reward is named after itself, options or not
+    assert [get_reward(n).__name__ for n in list_rewards()] == list_rewards()
+    assert get_reward("mask_fill", partial_credit="all").__name__ == "masked_then_fill"
+    with pytest.raises(KeyError, match="known: .*format"):
         get_reward("accuracy")
 
 
@@ -74,9 +76,11 @@ def test_mask_fill_bitwise_case_xor_scores_below_the_exact_fill():
 
 def test_mask_fill_scores_each_position_and_only_the_scored_ones():
     masks = ["x^2 + 1", "\\frac{1}{2}", "y = 3"]
-    fills = ["1 + x^2", "0.5", "y = 4"]  # equivalent, equivalent, different
+    fills = ["1 + x^2", "0.5", "y = 4"]  # equivalent, equivalent, decided different
     (all_three,) = mask_fill([boxed(*fills)], masks=[masks])
-    assert 2 / 3 < all_three < 1.0
+    assert all_three == pytest.approx(2 / 3)  # strict: a decided mismatch earns nothing
+    (literal,) = get_reward("mask_fill", partial_credit="all")([boxed(*fills)], masks=[masks])
+    assert 2 / 3 < literal < 1.0  # the paper's literal variant: similarity for the mismatch
     assert mask_fill([boxed(*fills)], masks=[masks], scored=[[0, 1]]) == [1.0]
     assert mask_fill([boxed(fills[0])], masks=[masks]) == [pytest.approx(1 / 3)]  # missing ones score 0
     assert mask_fill(["no box at all"], masks=[masks]) == [0.0]
@@ -134,3 +138,97 @@ def test_format_reward_checks_the_box_shape_for_the_task():
                    order=[None, None, [1, 0, 2], [1, 0, 2], None, None])  # fmt: skip
     completions = [boxed("a", "b"), boxed("a"), "\\boxed{1, 0, 2}", "\\boxed{one}", "<think>x</think>\\boxed{3}", "<think>\\boxed{3}"]
     assert format_reward(completions, **columns) == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+
+
+# --- partial credit only where the checker cannot decide (issue 8, item 3) ----------------------
+
+QUADRATIC = ["x^{2}-3x-3=0", "\\Delta = 21", "x_1 = \\frac{3 + \\sqrt{21}}{2}"]
+
+
+def test_strict_mask_fill_gives_a_changed_number_nothing_and_the_literal_variant_most():
+    changed = ["x^{2}-4x-3=0", "\\Delta = 22", "x_1 = \\frac{4 + \\sqrt{21}}{2}"]
+    literal = get_reward("masked_then_fill", partial_credit="all")
+    assert mask_fill([boxed(*changed)], masks=[QUADRATIC]) == [0.0]
+    assert literal([boxed(*changed)], masks=[QUADRATIC])[0] > 0.8  # why the literal variant is gameable
+
+
+def test_strict_mask_fill_gives_right_masks_in_the_wrong_slots_nothing():
+    rotated = QUADRATIC[1:] + QUADRATIC[:1]
+    assert mask_fill([boxed(*rotated)], masks=[QUADRATIC]) == [0.0]
+
+
+def test_strict_mask_fill_keeps_credit_for_the_same_formula_in_another_form():
+    rewritten = ["0 = x^2 - 3x - 3", "\\Delta=21", "x_1=\\dfrac{\\sqrt{21}+3}{2}"]
+    assert mask_fill([boxed(*rewritten)], masks=[QUADRATIC]) == [1.0]
+
+
+def test_undecided_positions_still_get_text_similarity():
+    masks = ["Fermat's little theorem"]  # prose: the checker cannot decide, similarity stands
+    (close,) = mask_fill([boxed("Fermat little theorem")], masks=[masks])
+    assert 0.8 < close < 1.0
+
+
+# --- options: think_prefilled, end of turn, partial_credit (the agreed API) ---------------------
+
+
+def test_options_are_checked_and_named():
+    with pytest.raises(TypeError, match="partial_credit"):
+        get_reward("outcome", partial_credit="all")  # only Masked-Then-Fill takes it
+    with pytest.raises(ValueError, match="partial_credit must be one of"):
+        get_reward("masked_then_fill", partial_credit="some")
+    with pytest.raises(ValueError, match="think_prefilled"):
+        get_reward("outcome", think_prefilled="yes")
+    configured = get_reward("step_reordering", think_prefilled=True)
+    assert configured.__name__ == "step_reordering" and configured.options == {"think_prefilled": True}
+    assert get_reward("step_order", think_prefilled=True) is configured  # configured once, reused
+
+
+R1_OUTCOME = get_reward("outcome", think_prefilled=True)
+
+
+@pytest.mark.parametrize(
+    "completion, prefilled, plain",
+    [
+        # R1-Distill: the prompt ends with `<think>\n`, so a finished completion closes it
+        ("Compute 2+2... it is 4.\n</think>\nThe answer is \\boxed{4}.", 1.0, 1.0),
+        # cut off before `</think>`: a box inside unfinished reasoning is no answer
+        ("Compute 2+2... maybe \\boxed{4}? Let me double-check, since", 0.0, 1.0),
+        # a think block opened by the completion itself and never closed
+        ("<think>maybe \\boxed{4}", 0.0, 0.0),
+        # a second think block after the first, never closed: unfinished again
+        ("</think>Draft \\boxed{5}<think>no wait, \\boxed{4}", 0.0, 0.0),
+        # an invented next turn after the end-of-turn token is not graded
+        ("</think>\\boxed{5}<|im_end|>\n<|im_start|>user\nSure?<|im_end|>\n<|im_start|>assistant\n\\boxed{4}", 0.0, 0.0),
+        ("</think>\\boxed{4}<｜end▁of▁sentence｜><｜User｜>No.<｜Assistant｜></think>\\boxed{5}", 1.0, 1.0),
+        ("\\boxed{4}<|endoftext|>\\boxed{5}", 0.0, 1.0),
+    ],
+)
+def test_outcome_grades_only_the_finished_answer_of_this_turn(completion, prefilled, plain):
+    assert R1_OUTCOME([completion], answer=["4"]) == [prefilled]
+    assert outcome([completion], answer=["4"]) == [plain]
+
+
+def test_think_prefilled_reaches_every_task_reward_and_process():
+    truncated = {
+        MASKED_THEN_FILL: ("thinking... " + boxed("x"), dict(masks=[["x"]])),
+        STEP_REORDERING: ("thinking... \\boxed{1, 0, 2}", dict(order=[[1, 0, 2]])),
+        OUTCOME: ("thinking... \\boxed{7}", dict(answer=["7"])),
+    }
+    for task, (text, columns) in truncated.items():
+        assert get_reward(task)([text], task=[task], **columns) == [1.0], task
+        assert get_reward(task, think_prefilled=True)([text], task=[task], **columns) == [0.0], task
+        assert get_reward(task, think_prefilled=True)(["done</think>" + text], task=[task], **columns) == [1.0]
+        assert get_reward("process", think_prefilled=True)([text], task=[task], **columns) == [0.0], task
+    # process forwards partial_credit to Masked-Then-Fill only
+    masks = [["y = 3"]]
+    strict = get_reward("process")([boxed("y = 4")], task=[MASKED_THEN_FILL], masks=masks)
+    literal = get_reward("process", partial_credit="all")([boxed("y = 4")], task=[MASKED_THEN_FILL], masks=masks)
+    assert strict == [0.0] and literal[0] > 0.5
+
+
+def test_format_reward_knows_the_prompt_opened_the_think_block():
+    r1_format = get_reward("format", think_prefilled=True)
+    completions = ["reasoning</think>\\boxed{3}", "reasoning \\boxed{3}", "<think>r</think>\\boxed{3}"]
+    assert r1_format(completions, task=[OUTCOME] * 3) == [1.0, 0.0, 0.0]
+    assert format_reward(completions, task=[OUTCOME] * 3) == [1.0, 1.0, 1.0]
+    assert format_reward(["\\boxed{3}<|im_end|>junk \\boxed{"], task=[OUTCOME]) == [1.0]

@@ -9,6 +9,7 @@ from mrtasks.rewards.parsing import (
     THINK_CLOSE,
     THINK_OPEN,
     completion_text,
+    cut_at_end_of_turn,
     last_boxed,
     answer_region,
     parse_order,
@@ -18,19 +19,31 @@ from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING
 
 
-def well_formed(text: str, task: str | None, masks: Sequence[str] | None, order: Sequence[int] | None) -> bool:
-    if text.count(THINK_OPEN) > 1 or text.count(THINK_CLOSE) > 1:
+def well_formed(
+    text: str,
+    task: str | None,
+    masks: Sequence[str] | None,
+    order: Sequence[int] | None,
+    think_prefilled: bool = False,
+) -> bool:
+    """Balanced think tags (with `think_prefilled` the prompt opened the block: one `</think>` and
+    no `<think>`), then a closed box in the answer region shaped for the task."""
+    text = cut_at_end_of_turn(text)
+    opens, closes = text.count(THINK_OPEN), text.count(THINK_CLOSE)
+    if think_prefilled:
+        if opens or closes != 1:
+            return False
+    elif opens > 1 or closes > 1 or opens > closes:
         return False
-    if THINK_OPEN in text and THINK_CLOSE not in text:
-        return False
-    boxed = last_boxed(answer_region(text))
+    boxed = last_boxed(answer_region(text, think_prefilled))
     if not boxed:
         return False
-    if task == MASKED_THEN_FILL and masks:
+    if task == MASKED_THEN_FILL and masks is not None and len(masks):
         parts = split_top_level(boxed, ";")
         return len(parts) == len(masks) and all(parts)
-    if task == STEP_REORDERING and order:
-        return parse_order(boxed) is not None and len(parse_order(boxed) or []) == len(order)
+    if task == STEP_REORDERING and order is not None and len(order):
+        parsed = parse_order(boxed)
+        return parsed is not None and len(parsed) == len(order)
     return True
 
 
@@ -41,6 +54,8 @@ def format_reward(
     task: Sequence[str | None] | None = None,
     masks: Sequence[Sequence[str] | None] | None = None,
     order: Sequence[Sequence[int] | None] | None = None,
+    *,
+    think_prefilled: bool = False,
     **kwargs: Any,
 ) -> list[float | None]:
     """1.0 when the answer region ends in a closed `\\boxed{}` shaped for the row's task (as
@@ -48,6 +63,6 @@ def format_reward(
     n = len(completions)
     task, masks, order = column(task, n), column(masks, n), column(order, n)
     return [
-        1.0 if well_formed(completion_text(c), t, m, o) else 0.0
+        1.0 if well_formed(completion_text(c), t, m, o, think_prefilled) else 0.0
         for c, t, m, o in zip(completions, task, masks, order)
     ]

@@ -1,4 +1,12 @@
-"""Masked-Then-Fill reward (the paper's r_mask): mean per-position match of the boxed formulas."""
+"""Masked-Then-Fill reward (the paper's r_mask): mean per-position match of the boxed formulas.
+
+The paper scores a position 1 when the fill is equivalent to the masked formula and by text
+similarity otherwise. Taken literally, a fill with one number changed earns ~0.8 and right masks
+in the wrong slots ~0.4, so a policy learns to look like the reference rather than be right. The
+default here (`partial_credit="undecided"`) gives similarity only where the equivalence checker
+cannot decide (prose, theorem names, formulas outside its grammar); a decided mismatch scores 0.
+`partial_credit="all"` keeps the paper's literal variant.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +15,18 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from mrtasks.rewards.equivalence import MAX_ANSWER_CHARS, equal_batch, normalize
+from mrtasks.rewards import equivalence
+from mrtasks.rewards.equivalence import MAX_ANSWER_CHARS, normalize
 from mrtasks.rewards.parsing import extract_answer, split_top_level, strip_wrappers
 from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import MASKED_THEN_FILL
 
+PARTIAL_CREDIT = ("undecided", "all")
 
-def parse_fills(completion: Any) -> list[str] | None:
+
+def parse_fills(completion: Any, think_prefilled: bool = False) -> list[str] | None:
     """The formulas of `\\boxed{f1; f2; ...}` (split on top-level `;`), or None without a box."""
-    boxed = extract_answer(completion)
+    boxed = extract_answer(completion, think_prefilled)
     if boxed is None:
         return None
     return [strip_wrappers(part) for part in split_top_level(boxed, ";")]
@@ -30,6 +41,34 @@ def similarity(pred: str, ref: str) -> float:
     return fuzz.ratio(a, b) / 100.0
 
 
+def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
+    """Three-valued verdicts for (fill, mask) pairs: True equivalent, False decided not, None undecided.
+
+    The checker's `judge_batch` (EQUAL / DIFFERENT / UNDECIDED); with a checker that has none, an
+    adapter over its tiers: the in-process verdict where it decides, the sandboxed MathRuler tier
+    for the rest (a "yes" there is equivalent, anything else undecided).
+    """
+    judge = getattr(equivalence, "judge_batch", None)
+    if judge is not None:
+        three = {"equal": True, "different": False, "undecided": None}
+        return [three.get(getattr(v, "value", v), v) for v in judge(pairs, strip_lhs=False)]
+    verdicts: list[bool | None] = [equivalence.quick_equal(p, r, strip_lhs=False) for p, r in pairs]
+    todo = [i for i, v in enumerate(verdicts) if v is None]
+    if todo:
+        for i, same in zip(todo, equivalence.equal_batch([pairs[i] for i in todo], strip_lhs=False)):
+            verdicts[i] = True if same else None
+    return verdicts
+
+
+def position_score(verdict: bool | None, pred: str, ref: str, partial_credit: str) -> float:
+    """1.0 equivalent; 0.0 decided not (similarity under "all"); similarity when undecided."""
+    if verdict is True:
+        return 1.0
+    if verdict is False and partial_credit == "undecided":
+        return 0.0
+    return similarity(pred, ref)
+
+
 @register(MASKED_THEN_FILL, aliases=("mask_fill",))
 @safe_reward
 def mask_fill_reward(
@@ -37,36 +76,41 @@ def mask_fill_reward(
     masks: Sequence[Sequence[str]] | None = None,
     scored: Sequence[Sequence[int] | None] | None = None,
     task: Sequence[str | None] | None = None,
+    *,
+    think_prefilled: bool = False,
+    partial_credit: str = "undecided",
     **kwargs: Any,
 ) -> list[float | None]:
-    """r_mask: mean over the scored positions of 1.0 (MathRuler-equivalent) or text similarity.
+    """r_mask: the mean over the scored positions of 1.0 (equivalent), 0.0 (decided not) or text
+    similarity (checker undecided; under `partial_credit="all"` on every mismatch).
 
     A missing box or a missing position scores 0 there. Rows of another task, or without
     masks, get None.
     """
+    if partial_credit not in PARTIAL_CREDIT:
+        raise ValueError(f"partial_credit must be one of {PARTIAL_CREDIT}, got {partial_credit!r}")
     n = len(completions)
     masks, scored, task = column(masks, n), column(scored, n), column(task, n)
     rewards: list[float | None] = [None] * n
     pairs: list[tuple[str, str]] = []
-    slots: list[tuple[int, int]] = []  # (row, position count) per pair, in order
+    slots: list[int] = []  # the row of each pair, in order
     positions: dict[int, list[int]] = {}
     for i in range(n):
-        if (task[i] is not None and task[i] != MASKED_THEN_FILL) or not masks[i]:
+        if (task[i] is not None and task[i] != MASKED_THEN_FILL) or masks[i] is None or len(masks[i]) == 0:
             continue
         refs = list(masks[i])
         keep = [k for k in (scored[i] if scored[i] is not None else range(len(refs))) if 0 <= k < len(refs)]
         keep = keep or list(range(len(refs)))
-        fills = parse_fills(completions[i]) or []
+        fills = parse_fills(completions[i], think_prefilled) or []
         positions[i] = keep
         rewards[i] = 0.0
         for k in keep:
             if k < len(fills) and fills[k]:
                 pairs.append((fills[k], refs[k]))
-                slots.append((i, k))
-    verdicts = equal_batch(pairs, strip_lhs=False)
+                slots.append(i)
     totals: dict[int, float] = {}
-    for (i, _k), (pred, ref), same in zip(slots, pairs, verdicts):
-        totals[i] = totals.get(i, 0.0) + (1.0 if same else similarity(pred, ref))
+    for i, (pred, ref), verdict in zip(slots, pairs, judge_formulas(pairs)):
+        totals[i] = totals.get(i, 0.0) + position_score(verdict, pred, ref, partial_credit)
     for i, keep in positions.items():
         rewards[i] = totals.get(i, 0.0) / len(keep)
     return rewards

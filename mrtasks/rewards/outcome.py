@@ -26,10 +26,13 @@ def outcome_reward(
     completions: Sequence[Any],
     answer: Sequence[Any] | None = None,
     task: Sequence[str | None] | None = None,
+    *,
+    think_prefilled: bool = False,
     **kwargs: Any,
 ) -> list[float | None]:
-    """1.0 when the last `\\boxed{}` after any `</think>` equals `answer` symbolically or
-    numerically; 0.0 otherwise (no box included). None for other tasks' rows."""
+    """1.0 when the last `\\boxed{}` of the answer region (after `</think>`, before any end-of-turn
+    token) equals `answer` symbolically or numerically; 0.0 otherwise (no box, unfinished thinking
+    included). None for other tasks' rows."""
     n = len(completions)
     answers, task = column(answer, n), column(task, n)
     out: list[float | None] = [None] * n
@@ -39,7 +42,7 @@ def outcome_reward(
         if (task[i] is not None and task[i] != OUTCOME) or ref is None:
             continue
         out[i] = 0.0
-        pred = extract_answer(completions[i])
+        pred = extract_answer(completions[i], think_prefilled)
         if pred:
             pairs.append((pred, ref))
             rows.append(i)

@@ -7,8 +7,11 @@ evaluation, no exceptions on any `str`.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -45,17 +48,54 @@ def completion_text(completion: Any) -> str:
     return ""
 
 
-def answer_region(text: str) -> str:
-    """The text after the last `</think>`; "" when a `<think>` block never closes.
+END_OF_TURN: tuple[str, ...] = ("<|im_end|>", "<|endoftext|>", "<｜end▁of▁sentence｜>")
+"""End-of-turn tokens of Qwen2.5 (ChatML) and DeepSeek-R1: nothing after the first one is graded."""
 
-    R1-style models box candidate answers while thinking; only the final answer counts.
+
+def cut_at_end_of_turn(text: str) -> str:
+    """The text before the first end-of-turn token (an invented next turn is not the answer)."""
+    end = len(text)
+    for token in END_OF_TURN:
+        pos = text.find(token, 0, end)
+        if pos >= 0:
+            end = pos
+    return text[:end]
+
+
+def answer_region(text: str, think_prefilled: bool = False) -> str:
+    """The text that is graded: up to the first end-of-turn token, after the last `</think>`.
+
+    "" when reasoning never finished: with `think_prefilled` (the prompt opened `<think>`, as
+    R1-Distill's template does) a completion without `</think>`; otherwise a `<think>` that never
+    closes. R1-style models box candidate answers while thinking; only the final answer counts.
     """
+    text = cut_at_end_of_turn(text)
     close = text.rfind(THINK_CLOSE)
     if close >= 0:
-        return text[close + len(THINK_CLOSE) :]
-    if THINK_OPEN in text:
+        text = text[close + len(THINK_CLOSE) :]
+    elif think_prefilled:
         return ""
-    return text
+    return "" if THINK_OPEN in text else text
+
+
+def template_prefills_think(tokenizer: Any) -> bool:
+    """Does this tokenizer's chat template end the generation prompt with an open `<think>`?
+
+    Renders a one-message conversation with and without `add_generation_prompt` and looks at what
+    the generation prompt adds: True for DeepSeek-R1-Distill (`<｜Assistant｜><think>\\n`), False for
+    Qwen2.5 (`<|im_start|>assistant\\n`) and for templates that add a closed `<think></think>`.
+    A tokenizer without a chat template gives False.
+    """
+    conversation = [{"role": "user", "content": "1+1?"}]
+    try:
+        with_prompt = tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+        without = tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=False)
+    except (ValueError, TypeError, AttributeError) as e:  # no chat template set
+        logger.warning("cannot render the chat template (%s); assuming no prefilled <think>", e)
+        return False
+    added = with_prompt[len(without) :] if with_prompt.startswith(without) else with_prompt[-200:]
+    opened = added.rfind(THINK_OPEN)
+    return opened >= 0 and THINK_CLOSE not in added[opened:]
 
 
 _BRACE = re.compile(r"[{}]")
@@ -108,9 +148,9 @@ def last_boxed(text: str) -> str | None:
     return None
 
 
-def extract_answer(completion: Any) -> str | None:
+def extract_answer(completion: Any, think_prefilled: bool = False) -> str | None:
     """The last boxed answer of a completion's final answer region (None when there is none)."""
-    return last_boxed(answer_region(completion_text(completion)))
+    return last_boxed(answer_region(completion_text(completion), think_prefilled))
 
 
 def split_top_level(text: str, sep: str = ";") -> list[str]:

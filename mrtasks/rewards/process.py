@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from mrtasks.rewards.registry import column, get_reward, register, safe_reward
+from mrtasks.rewards.registry import column, get_reward, register, reward_options, safe_reward
 from mrtasks.tasks import get_task, list_tasks
 
 logger = logging.getLogger(__name__)
@@ -15,9 +15,16 @@ logger = logging.getLogger(__name__)
 @register("process")
 @safe_reward
 def process_reward(
-    completions: Sequence[Any], task: Sequence[str | None] | None = None, **columns: Any
+    completions: Sequence[Any],
+    task: Sequence[str | None] | None = None,
+    *,
+    think_prefilled: bool = False,
+    partial_credit: str = "undecided",
+    **columns: Any,
 ) -> list[float | None]:
-    """Score every row with the reward of its `task` (None for rows with an unknown task)."""
+    """Score every row with the reward of its `task` (None for rows with an unknown task).
+    Options reach each task's reward where it takes them (see `registry.OPTION_CHOICES`)."""
+    options = {"think_prefilled": think_prefilled, "partial_credit": partial_credit}
     n = len(completions)
     task = column(task, n)
     out: list[float | None] = [None] * n
@@ -26,7 +33,8 @@ def process_reward(
         if not rows:
             continue
         sub = {k: [v[i] for i in rows] for k, v in columns.items() if v is not None and len(v) == n}
-        reward = get_reward(get_task(name).reward)
+        accepted = reward_options(get_task(name).reward)
+        reward = get_reward(get_task(name).reward, **{k: v for k, v in options.items() if k in accepted})
         for i, r in zip(rows, reward([completions[i] for i in rows], task=[name] * len(rows), **sub)):
             out[i] = r
     unknown = sorted({str(t) for t in task if t not in list_tasks()})

@@ -8,6 +8,7 @@ that row, so several task-specific rewards can share a mixed dataset).
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ logger = logging.getLogger(__name__)
 RewardFunc = Callable[..., list[float | None]]
 _REGISTRY: dict[str, RewardFunc] = {}
 _ALIASES: dict[str, str] = {}
+_CONFIGURED: dict[tuple[str, tuple[tuple[str, Any], ...]], RewardFunc] = {}
 
 
 def register(name: str, aliases: tuple[str, ...] = ()) -> Callable[[RewardFunc], RewardFunc]:
@@ -37,12 +39,59 @@ def register(name: str, aliases: tuple[str, ...] = ()) -> Callable[[RewardFunc],
     return deco
 
 
-def get_reward(name: str) -> RewardFunc:
-    """The reward function registered as `name` (or an alias of it); KeyError lists the known names."""
+OPTION_CHOICES: dict[str, tuple[Any, ...]] = {
+    "think_prefilled": (False, True),
+    "partial_credit": ("undecided", "all"),
+}
+"""Every reward option and its allowed values. A reward takes the options that are keyword-only
+parameters of its function (`think_prefilled` for all, `partial_credit` for Masked-Then-Fill):
+
+- `think_prefilled`: the chat template ends the generation prompt with an open `<think>` (R1-Distill),
+  so a completion that never writes `</think>` has no final answer and scores 0.
+- `partial_credit` (masked_then_fill): "undecided" (default) gives text similarity only where the
+  equivalence checker cannot decide; "all" is the paper's literal variant, similarity on every mismatch.
+"""
+
+
+def reward_options(name: str) -> dict[str, Any]:
+    """The options reward `name` takes, with their defaults."""
     try:
-        return _REGISTRY[_ALIASES.get(name, name)]
+        fn = _REGISTRY[_ALIASES.get(name, name)]
     except KeyError:
         raise KeyError(f"unknown reward {name!r}; known: {', '.join(list_rewards())}") from None
+    params = inspect.signature(getattr(fn, "__wrapped__", fn)).parameters.values()
+    return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def get_reward(name: str, **options: Any) -> RewardFunc:
+    """The reward function registered as `name` (or an alias of it), configured with `options`.
+
+    The result is named after the reward (`__name__ == name`'s canonical name), so TRL logs
+    `rewards/<name>/mean`. An option the reward does not take is a TypeError; a value outside
+    `OPTION_CHOICES` a ValueError. KeyError lists the known names.
+    """
+    key = _ALIASES.get(name, name)
+    try:
+        fn = _REGISTRY[key]
+    except KeyError:
+        raise KeyError(f"unknown reward {name!r}; known: {', '.join(list_rewards())}") from None
+    accepted = reward_options(key)
+    for option, value in options.items():
+        if option not in accepted:
+            raise TypeError(f"reward {key!r} takes no option {option!r} (it takes: {', '.join(accepted) or 'none'})")
+        if option in OPTION_CHOICES and value not in OPTION_CHOICES[option]:
+            raise ValueError(f"reward {key!r}: {option} must be one of {OPTION_CHOICES[option]}, got {value!r}")
+    cache_key = (key, tuple(sorted(options.items())))
+    if cache_key in _CONFIGURED:
+        return _CONFIGURED[cache_key]
+    raw = functools.partial(getattr(fn, "__wrapped__", fn), **options)
+    raw.__name__ = key  # type: ignore[attr-defined]
+    configured = safe_reward(raw)
+    configured.__name__ = configured.__qualname__ = key
+    configured.__doc__ = fn.__doc__
+    configured.options = dict(options)  # type: ignore[attr-defined]
+    _CONFIGURED[cache_key] = configured
+    return configured
 
 
 def list_rewards() -> list[str]:

@@ -28,6 +28,8 @@ def step_order_reward(
     completions: Sequence[Any],
     order: Sequence[Sequence[int]] | None = None,
     task: Sequence[str | None] | None = None,
+    *,
+    think_prefilled: bool = False,
     **kwargs: Any,
 ) -> list[float | None]:
     """r_order for `\\boxed{2, 5, 0, ...}` (also arrows, `Step k`); None for other tasks' rows."""
@@ -38,5 +40,5 @@ def step_order_reward(
         if (t is not None and t != STEP_REORDERING) or not ref:
             out.append(None)
             continue
-        out.append(order_score(parse_order(extract_answer(completion)), [int(x) for x in ref]))
+        out.append(order_score(parse_order(extract_answer(completion, think_prefilled)), [int(x) for x in ref]))
     return out

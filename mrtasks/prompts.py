@@ -118,6 +118,26 @@ Please adhere to the following structured approach:
 2. Finally, provide only the final result written in standard LaTeX and enclosed within \\boxed{ }."""
 
 
+# Error Correction is not in the paper (its future work asks for it); this prompt follows the
+# structure of the Appendix A task prompts above.
+ERROR_CORRECTION_SYSTEM_PROMPT = """\
+A conversation between the User and the Assistant.
+
+The User supplies a mathematical statement and a step-by-step solution (each step is numbered with 'Step i'). At most one step contains an error: one of its formulas or theorem names has been altered (a number, a sign, an operator, the direction of an inequality, or the name of the theorem applied).
+
+The Assistant's task is to determine which step, if any, is incorrect, and to restore its correct formula or theorem name.
+
+Please adhere to the following structured approach:
+1. Begin by performing a comprehensive logical analysis of the mathematical statement and of every step, checking each formula against the statement and against the steps before and after it. The objective is to find any step that breaks the logical soundness of the solution.
+2. Enclose your **detailed logical analysis**, explaining how each step was checked and why the incorrect step (if any) is wrong, within <think> tags, formatted as follows:
+<think>
+[Your detailed reasoning process, explaining how the incorrect step was found and how its formula was corrected.]
+</think>
+3. Finally, provide **only** the number of the incorrect step and its corrected formula (or theorem name), separated by a semicolon and enclosed within \\boxed{} notation:
+\\boxed{k; corrected formula}
+If every step is correct, provide \\boxed{none}. The corrected formula is the altered formula (or theorem name) of Step k as it should read, not the whole step, presented using proper LaTeX notation."""
+
+
 def _chat(system: str, user: str) -> Messages:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -135,6 +155,11 @@ def masked_then_fill_messages(problem: str, masked_solution: str) -> Messages:
 def step_reordering_messages(problem: str, shuffled_steps: list[str]) -> Messages:
     user = f"The user's statement:\n{problem}\n\nThe shuffled solution:\n{format_steps(shuffled_steps)}"
     return _chat(STEP_REORDERING_SYSTEM_PROMPT, user)
+
+
+def error_correction_messages(problem: str, steps: list[str]) -> Messages:
+    user = f"The user's statement:\n{problem}\n\nThe solution to check:\n{format_steps(steps)}"
+    return _chat(ERROR_CORRECTION_SYSTEM_PROMPT, user)
 
 
 def outcome_messages(problem: str) -> Messages:

@@ -15,6 +15,7 @@ from mrtasks.rewards.registry import RewardFunc, get_reward, list_rewards, regis
 from mrtasks.rewards.mask_fill import mask_fill_reward
 from mrtasks.rewards.step_order import step_order_reward
 from mrtasks.rewards.outcome import outcome_reward
+from mrtasks.rewards.error_correction import error_correction_reward
 from mrtasks.rewards.process import process_reward
 from mrtasks.rewards.format import format_reward
 from mrtasks.rewards.equivalence import is_equal
@@ -28,6 +29,7 @@ __all__ = [
     "mask_fill_reward",
     "step_order_reward",
     "outcome_reward",
+    "error_correction_reward",
     "process_reward",
     "format_reward",
     "is_equal",

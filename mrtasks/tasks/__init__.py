@@ -15,6 +15,7 @@ from mrtasks.tasks.base import NotEligible  # noqa: E402
 from mrtasks.tasks.registry import TaskSpec, get_task, list_tasks, register_task, task_of  # noqa: E402
 from mrtasks.tasks.masked_then_fill import MaskedThenFillConfig, make_masked_then_fill  # noqa: E402
 from mrtasks.tasks.step_reordering import StepReorderingConfig, make_step_reordering  # noqa: E402
+from mrtasks.tasks.error_correction import ERROR_CORRECTION, ErrorCorrectionConfig, make_error_correction  # noqa: E402
 from mrtasks.tasks.outcome import OutcomeConfig, make_outcome  # noqa: E402
 from mrtasks.trajectory import TRAJECTORIES  # noqa: E402
 
@@ -22,6 +23,7 @@ __all__ = [
     "MASKED_THEN_FILL",
     "STEP_REORDERING",
     "OUTCOME",
+    "ERROR_CORRECTION",
     "TRAJECTORIES",
     "MASK_TOKEN",
     "NotEligible",
@@ -33,7 +35,9 @@ __all__ = [
     "MaskedThenFillConfig",
     "StepReorderingConfig",
     "OutcomeConfig",
+    "ErrorCorrectionConfig",
     "make_masked_then_fill",
     "make_step_reordering",
     "make_outcome",
+    "make_error_correction",
 ]

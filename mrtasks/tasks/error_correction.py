@@ -1,0 +1,382 @@
+"""Error Correction: one step of a solution is made provably wrong; find it and restore its formula.
+
+From the paper's future work ("error correction tasks that explicitly require the model to
+identify and revise incorrect steps in a reasoning chain"). The steps are shown numbered
+(`Step 0: ...`, labels stripped, as in Step Reordering). In most rows exactly one step has one
+edit in one of its key formulas (a number, a sign, an operator, an inequality direction) or one
+swapped theorem name; the answer is `\\boxed{k; corrected formula}`. In a seeded share of rows
+(`none_fraction`, default 0.2) nothing was changed and the answer is `\\boxed{none}`, so naming
+a step is never free.
+
+"Provably wrong": the equivalence checker (`mrtasks.rewards.equivalence`, its in-process tiers
+only, so construction stays deterministic and never waits on a worker) must *decide* that the
+edited formula is not the original; an edit it cannot decide is not used. Theorem-name swaps
+are wrong by construction (two different theorems of one table group). Which trajectories are
+eligible does not depend on the seed or on the none draw: the none rows come from the same
+population as the error rows, so "no formula to edit" never signals "no error".
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mrtasks.prompts import error_correction_messages
+from mrtasks.tasks.base import NotEligible, rng_for
+from mrtasks.tasks.registry import Row, TaskSpec, register_task
+from mrtasks.tasks.step_reordering import strip_step_label
+from mrtasks.trajectory import Trajectory
+
+ERROR_CORRECTION = "error_correction"
+NO_ERROR = "none"
+"""The boxed answer of a row without an error."""
+ERROR_TYPES: tuple[str, ...] = ("number", "sign", "operator", "relation", "theorem")
+
+
+@dataclass(frozen=True)
+class ErrorCorrectionConfig:
+    """How rows are drawn. `none_fraction` is the documented share of rows without an error."""
+
+    none_fraction: float = 0.2
+    """Share of rows (seeded per row) shown unchanged, answer `\\boxed{none}`."""
+    min_steps: int = 3
+    """Fewer steps make locating the error a coin toss."""
+    max_steps: int | None = 20
+    """Longer step lists are not eligible (as in Step Reordering: the prompt grows)."""
+    max_formula_chars: int = 300
+    """Longer formulas are not edited (the checker compares very long answers as strings)."""
+    max_checks: int = 64
+    """At most this many candidate edits are put to the checker per trajectory."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.none_fraction < 1.0:
+            raise ValueError("none_fraction must be in [0, 1)")
+        if self.min_steps < 1:
+            raise ValueError("min_steps must be >= 1")
+        if self.max_steps is not None and self.max_steps < self.min_steps:
+            raise ValueError("max_steps must be >= min_steps")
+        if self.max_formula_chars < 1 or self.max_checks < 1:
+            raise ValueError("max_formula_chars and max_checks must be >= 1")
+
+
+# --- edits ---------------------------------------------------------------------------------------
+
+# A number that is not part of a subscript or a command (`a_1`, `a_{12}`, `\frac12` keep theirs).
+# Digit groups (`14,000`, `14{,}000`) are never edited: a changed group would read as a list.
+_NUMBER = re.compile(r"(?<![A-Za-z\\_.\d])(?<!_\{)(?<!\d,)(?<!\{,\})\d+(?:\.\d+)?(?![\d.]*\d)(?!,\d)(?!\{,\})")
+# A binary + or - (an operand right before it): `a + b`, `2x-1`; not `^{-1}`, `(-3)`, `\pm`.
+_SIGN = re.compile(r"(?<=[\w})\]!'])(\s*)([+-])(?=\s*[\w\\({])")
+_OPERATOR_SWAPS = {
+    "\\cdot": "+", "\\times": "+", "\\sin": "\\cos", "\\cos": "\\sin", "\\tan": "\\cot", "\\cot": "\\tan",
+    "\\max": "\\min", "\\min": "\\max", "\\cup": "\\cap", "\\cap": "\\cup", "\\sum": "\\prod", "\\prod": "\\sum",
+}  # fmt: skip
+_OPERATOR = re.compile(r"(\\(?:cdot|times|sin|cos|tan|cot|max|min|cup|cap|sum|prod))(?![A-Za-z])")
+_RELATION_SWAPS = {
+    "\\leqslant": "\\geqslant", "\\geqslant": "\\leqslant", "\\leq": "\\geq", "\\geq": "\\leq",
+    "\\le": "\\ge", "\\ge": "\\le", "\\lt": "\\gt", "\\gt": "\\lt", "<": ">", ">": "<", "≤": "≥", "≥": "≤",
+}  # fmt: skip
+_RELATION = re.compile(r"\\(?:leqslant|geqslant|leq|geq|le|ge|lt|gt)(?![A-Za-z])|(?<![<>\-=])[<>](?![<>=])|[≤≥]")
+
+# Theorem names, in groups of ones a solution could plausibly have cited instead.
+THEOREM_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("Mean Value Theorem", "Intermediate Value Theorem", "Rolle's Theorem", "Extreme Value Theorem"),
+    ("Chinese Remainder Theorem", "Fermat's Little Theorem", "Euler's Theorem", "Wilson's Theorem"),
+    ("Cauchy-Schwarz inequality", "AM-GM inequality", "triangle inequality", "Jensen's inequality"),
+    ("Law of Cosines", "Law of Sines", "Pythagorean theorem"),
+    ("Dominated Convergence Theorem", "Monotone Convergence Theorem", "Fatou's Lemma"),
+    ("Bolzano-Weierstrass theorem", "Heine-Borel theorem", "Arzela-Ascoli theorem"),
+    ("Lagrange's theorem", "Cauchy's theorem", "Sylow's theorem"),
+    ("Squeeze Theorem", "Ratio Test", "Root Test", "Comparison Test"),
+    ("Fundamental Theorem of Calculus", "Fundamental Theorem of Algebra", "Fundamental Theorem of Arithmetic"),
+    ("L'Hopital's rule", "chain rule", "product rule", "quotient rule"),
+    ("Vieta's formulas", "Binomial Theorem", "Remainder Theorem"),
+)
+
+
+def theorem_key(name: str) -> str:
+    """A name's identity: letters only, lower case, without "the", possessive `'s` and a trailing "s".
+
+    `Rolle's theorem`, `Rolle theorem` and `the Rolle's Theorem` share a key; `Cauchy-Schwarz`
+    and `Cauchy–Schwarz` too.
+    """
+    text = re.sub(r"\\(?:text|textbf|textit|mathrm|emph)\s*\{([^{}]*)\}", r"\1", name).lower()
+    text = re.sub(r"['\u2019`]s\b", "", text)
+    text = re.sub(r"\bthe\b", " ", text)
+    words = re.findall(r"[a-z]+", text)
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
+def _name_pattern(name: str) -> str:
+    words = re.findall(r"[A-Za-z]+(?:'s)?", name)
+    parts = []
+    for w in words:
+        base = w[:-2] if w.endswith("'s") else w
+        parts.append(re.escape(base) + (r"(?:['\u2019]s)?" if w.endswith("'s") else ""))
+    return r"\b" + r"[\s\-\u2013]+".join(parts) + r"\b"
+
+
+_THEOREMS = [(name, group) for group in THEOREM_GROUPS for name in group]
+_THEOREM = re.compile("|".join(f"(?P<t{i}>{_name_pattern(n)})" for i, (n, _) in enumerate(_THEOREMS)), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One candidate corruption: `step[start:end]` (== original) becomes `corrupted`."""
+
+    step: int
+    start: int
+    end: int
+    original: str
+    corrupted: str
+    error_type: str
+
+
+def _number_edits(formula: str) -> list[tuple[str, str]]:
+    out = []
+    for m in _NUMBER.finditer(formula):
+        token = m.group(0)
+        if "." in token:
+            last = int(token[-1])
+            new = token[:-1] + str(last + 1 if last < 9 else last - 1)
+        else:
+            n = int(token)
+            new = str(n + 1) if n in (0, 1) or n % 2 else str(n - 1 if n % 4 == 0 else n + 2)
+        out.append((formula[: m.start()] + new + formula[m.end() :], "number"))
+    return out
+
+
+def _sign_edits(formula: str) -> list[tuple[str, str]]:
+    out = []
+    for m in _SIGN.finditer(formula):
+        flipped = "-" if m.group(2) == "+" else "+"
+        out.append((formula[: m.start(2)] + flipped + formula[m.end(2) :], "sign"))
+    return out
+
+
+def _swap_edits(formula: str, pattern: re.Pattern[str], swaps: dict[str, str], kind: str) -> list[tuple[str, str]]:
+    out = []
+    for m in pattern.finditer(formula):
+        token = m.group(0)
+        new = swaps[token]
+        out.append((formula[: m.start()] + new + formula[m.end() :], kind))
+    return out
+
+
+def formula_edits(formula: str) -> list[tuple[str, str]]:
+    """Every single edit of one formula, as (corrupted formula, error type), in a fixed order."""
+    return [
+        *_number_edits(formula),
+        *_sign_edits(formula),
+        *_swap_edits(formula, _OPERATOR, _OPERATOR_SWAPS, "operator"),
+        *_swap_edits(formula, _RELATION, _RELATION_SWAPS, "relation"),
+    ]
+
+
+def _editable(formula: str, config: ErrorCorrectionConfig) -> bool:
+    """Can this formula be an answer? Not too long, braces balanced, no box/tag, no top-level `;`."""
+    from mrtasks.rewards.parsing import split_top_level
+
+    if not formula.strip() or len(formula) > config.max_formula_chars:
+        return False
+    if any(cmd in formula for cmd in ("\\boxed", "\\fbox", "\\tag")):
+        return False
+    depth = 0
+    for c in formula:
+        depth += (c == "{") - (c == "}")
+        if depth < 0:
+            return False
+    return depth == 0 and len(split_top_level(formula, ";")) == 1
+
+
+def candidate_edits(steps: list[str], formulas: list[str], config: ErrorCorrectionConfig) -> list[Edit]:
+    """Every candidate corruption of these (label-stripped) steps, in a fixed order.
+
+    A formula is edited where it occurs in a step (its first occurrence there); a theorem name
+    of `THEOREM_GROUPS` anywhere in a step's text is swapped for another of its group.
+    """
+    edits: list[Edit] = []
+    seen: set[tuple[int, int, str]] = set()
+    for k, step in enumerate(steps):
+        for formula in formulas:
+            if not _editable(formula, config):
+                continue
+            pos = step.find(formula)
+            if pos < 0:
+                continue
+            for corrupted, kind in formula_edits(formula):
+                key = (k, pos, corrupted)
+                if corrupted.strip() != formula.strip() and _editable(corrupted, config) and key not in seen:
+                    seen.add(key)
+                    edits.append(Edit(k, pos, pos + len(formula), formula, corrupted, kind))
+        for m in _THEOREM.finditer(step):
+            name, group = _THEOREMS[int(m.lastgroup[1:])]
+            for other in group:
+                if theorem_key(other) != theorem_key(name):
+                    edits.append(Edit(k, m.start(), m.end(), m.group(0), other, "theorem"))
+    return edits
+
+
+def numeric_truth(formula: str) -> bool | None:
+    """True / False for a relation between constants (`42/2 = 21`, `3 < 5`), None otherwise."""
+    from mrtasks.rewards import equivalence, expr
+
+    a = equivalence.parse_answer(formula, strip_lhs=False)
+    if a.kind != "relation" or len(a.parts) != len(a.rels) + 1:
+        return None
+    if any(p.node is None or expr.variables(p.node) for p in a.parts):
+        return None
+    values = [expr.evaluate(p.node, {}) for p in a.parts]
+    for rel, x, y in zip(a.rels, values, values[1:]):
+        same = expr.values_equal(x, y)
+        holds = {"=": same, "\\neq": not same, "<": x < y and not same, ">": x > y and not same,
+                 "\\leq": x < y or same, "\\geq": x > y or same}.get(rel)  # fmt: skip
+        if holds is None:
+            return None
+        if not holds:
+            return False
+    return True
+
+
+def decided_not_equal(corrupted: str, original: str) -> bool:
+    """Does the checker *decide* that `corrupted` is not `original` (formulas: left sides kept)?
+
+    In-process tiers only (no worker pool, no time bound): the same inputs always give the
+    same verdict. "Cannot decide", and any error inside the checker, is not a "no". One rule is
+    added for relations between constants, which the checker's relation rules leave undecided
+    (`44/2 = 21` vs `42/2 = 21`: both sides constant): a true statement edited into a false one
+    is decided different.
+    """
+    from mrtasks.rewards import equivalence
+
+    if corrupted.strip() == original.strip():
+        return False
+    try:
+        # The in-process tiers of `judge_batch` (their DIFFERENT is final: the pool can only add EQUAL).
+        verdict = equivalence._safe_quick(corrupted, original, False)[0]
+        if verdict is None:
+            verdict = False if (numeric_truth(original), numeric_truth(corrupted)) == (True, False) else None
+    except Exception:  # noqa: BLE001 - an edit the checker chokes on is simply not used
+        return False
+    return verdict is False
+
+
+def provable(edit: Edit) -> bool:
+    if edit.error_type == "theorem":
+        return theorem_key(edit.corrupted) != theorem_key(edit.original)
+    return decided_not_equal(edit.corrupted, edit.original)
+
+
+def _choose(edits: list[Edit], rng: random.Random, max_checks: int) -> Edit | None:
+    """A seeded choice of a provable edit: first an error type (uniform over the types this
+    trajectory offers, so numbers do not crowd out signs and relations), then an edit of it."""
+    by_type: dict[str, list[Edit]] = {}
+    for e in edits:
+        by_type.setdefault(e.error_type, []).append(e)
+    types = sorted(by_type)
+    rng.shuffle(types)
+    checks = 0
+    for t in types:
+        group = by_type[t]
+        rng.shuffle(group)
+        for e in group:
+            if checks >= max_checks:
+                return None
+            checks += 1
+            if provable(e):
+                return e
+    return None
+
+
+# --- rows ----------------------------------------------------------------------------------------
+
+
+def make_error_correction(
+    traj: Trajectory, seed: int = 0, config: ErrorCorrectionConfig = ErrorCorrectionConfig()
+) -> Row:
+    """Build one Error-Correction row; raises NotEligible (counted reason) when none can be made.
+
+    Columns: `steps` (as shown, with the corruption), `error_step` (the shown number of the
+    wrong step, -1 when there is none), `original` / `corrupted` (the formula or theorem name
+    before and after the edit, "" when none) and `error_type` (number, sign, operator,
+    relation, theorem; "" when none).
+    """
+    n = len(traj.steps)
+    if n < config.min_steps:
+        raise NotEligible("too_few_steps", f"{n} < {config.min_steps}")
+    if config.max_steps is not None and n > config.max_steps:
+        raise NotEligible("too_many_steps", f"{n} > {config.max_steps}")
+    steps = [strip_step_label(s) for s in traj.steps]
+    edits = candidate_edits(steps, [f.text for f in traj.formulas], config)
+    if not edits:
+        raise NotEligible("no_corruptible_formula")
+    rng = rng_for(traj, seed, ERROR_CORRECTION)
+    no_error = rng.random() < config.none_fraction
+    chosen = _choose(edits, rng, config.max_checks)
+    if chosen is None:
+        raise NotEligible("no_provable_corruption", f"{min(len(edits), config.max_checks)} edits undecided")
+    row: Row = {
+        "id": traj.id,
+        "task": ERROR_CORRECTION,
+        "source": traj.source,
+        "kind": traj.kind,
+        "problem": traj.problem,
+        "steps": steps,
+        "error_step": -1,
+        "original": "",
+        "corrupted": "",
+        "error_type": "",
+    }
+    if not no_error:
+        step = steps[chosen.step]
+        shown = list(steps)
+        shown[chosen.step] = step[: chosen.start] + chosen.corrupted + step[chosen.end :]
+        row.update(
+            steps=shown,
+            error_step=chosen.step,
+            original=chosen.original,
+            corrupted=chosen.corrupted,
+            error_type=chosen.error_type,
+        )
+    row["prompt"] = prompt(row)
+    return row
+
+
+def prompt(row: Row) -> list[dict[str, str]]:
+    return error_correction_messages(row["problem"], row["steps"])
+
+
+def reference_answer(row: Row) -> str:
+    """`\\boxed{k; original formula}`, or `\\boxed{none}` for a row without an error."""
+    if row["error_step"] < 0:
+        return "\\boxed{" + NO_ERROR + "}"
+    return "\\boxed{" + f"{row['error_step']}; {row['original']}" + "}"
+
+
+def _columns() -> dict[str, Any]:
+    import datasets
+
+    string = datasets.Value("string")
+    return {
+        "steps": [string],
+        "error_step": datasets.Value("int32"),
+        "original": string,
+        "corrupted": string,
+        "error_type": string,
+    }
+
+
+SPEC = register_task(
+    TaskSpec(
+        name=ERROR_CORRECTION,
+        stage=1,
+        description="Error Correction: find the one step made wrong (or none) and give its corrected formula.",
+        config_cls=ErrorCorrectionConfig,
+        build=make_error_correction,
+        columns=_columns,
+        prompt=prompt,
+        reward=ERROR_CORRECTION,
+        reference_answer=reference_answer,
+    )
+)

@@ -1,0 +1,255 @@
+"""Error Correction: one step made provably wrong (or none), its reward, and its build config."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from datasets import load_dataset
+
+from mrtasks.build import main as build_main
+from mrtasks.prompts import ERROR_CORRECTION_SYSTEM_PROMPT
+from mrtasks.rewards import get_reward, list_rewards
+from mrtasks.tasks import ERROR_CORRECTION, ErrorCorrectionConfig, NotEligible, get_task, list_tasks, make_error_correction
+from mrtasks.tasks.error_correction import (
+    candidate_edits,
+    decided_not_equal,
+    formula_edits,
+    numeric_truth,
+    theorem_key,
+)
+from mrtasks.trajectory import Formula, Trajectory
+
+reward = get_reward(ERROR_CORRECTION)
+spec = get_task(ERROR_CORRECTION)
+
+STEPS = [
+    "Step 1: Let $x$ be the smaller root of $x^2-5x+6=0$.",
+    "Step 2: Factoring gives $(x-2)(x-3)=0$.",
+    "Step 3: So the roots are $x=2$ and $x=3$, and $2<3$.",
+    "Step 4: Hence the answer is $2 \\cdot 3 - 4 = 2$.",
+]
+
+
+def traj(steps: list[str] = STEPS, tid: str = "quad") -> Trajectory:
+    solution = "\n\n".join(steps)
+    formulas = []
+    for text in ("(x-2)(x-3)=0", "x^2-5x+6=0", "2 \\cdot 3 - 4 = 2", "2<3"):
+        start = solution.find(text)
+        if start >= 0:
+            formulas.append(Formula(text, start, start + len(text)))
+    return Trajectory(tid, "test", "computation", "Find the smaller root of $x^2-5x+6=0$.", solution, "2", formulas, steps)
+
+
+def error_row(seed_from: int = 0) -> dict:
+    """The first row (by seed) that has an error."""
+    for seed in range(seed_from, seed_from + 100):
+        row = make_error_correction(traj(), seed)
+        if row["error_step"] >= 0:
+            return row
+    raise AssertionError("no error row in 100 seeds")
+
+
+def columns(rows: list[dict]) -> dict:
+    return {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
+
+
+def score(answer, row: dict, **options) -> float:
+    fn = get_reward(ERROR_CORRECTION, **options) if options else reward
+    return fn([answer], **columns([row]))[0]
+
+
+# --- construction ------------------------------------------------------------------------------
+
+
+def test_registered_as_a_stage1_task_with_its_reward():
+    assert ERROR_CORRECTION in list_tasks(stage=1) and ERROR_CORRECTION in list_rewards()
+    assert spec.reward == ERROR_CORRECTION and reward.__name__ == ERROR_CORRECTION
+    assert set(spec.features()) >= {"steps", "error_step", "original", "corrupted", "error_type", "prompt"}
+
+
+def test_exactly_one_step_changes_by_one_provably_wrong_edit():
+    t = traj()
+    for seed in range(40):
+        row = make_error_correction(t, seed)
+        shown, clean = row["steps"], [s.split(": ", 1)[1] for s in STEPS]
+        changed = [k for k in range(len(clean)) if shown[k] != clean[k]]
+        if row["error_step"] < 0:
+            assert changed == [] and row["original"] == row["corrupted"] == row["error_type"] == ""
+            continue
+        k = row["error_step"]
+        assert changed == [k]
+        assert row["original"] in clean[k] and row["corrupted"] in shown[k]
+        assert shown[k] == clean[k].replace(row["original"], row["corrupted"], 1)
+        assert decided_not_equal(row["corrupted"], row["original"])
+        assert row["error_type"] in {"number", "sign", "operator", "relation"}
+
+
+def test_rows_are_deterministic_and_show_numbered_steps_without_labels():
+    a, b = make_error_correction(traj(), 7), make_error_correction(traj(), 7)
+    assert a == b
+    system, user = a["prompt"][0]["content"], a["prompt"][1]["content"]
+    assert system == ERROR_CORRECTION_SYSTEM_PROMPT and "\\boxed{k; corrected formula}" in system
+    assert "Step 0: Let $x$" in user and "Step 3: Hence" in user and "Step 1: Let" not in user
+    assert a["problem"] in user
+
+
+def test_about_a_fifth_of_rows_have_no_error_and_eligibility_ignores_the_draw():
+    rows = [make_error_correction(traj(tid=f"t{i}"), 0) for i in range(600)]
+    share = sum(r["error_step"] < 0 for r in rows) / len(rows)
+    assert 0.15 < share < 0.25
+    assert {r["error_type"] for r in rows} == {"", "number", "sign", "operator", "relation"}
+    never = [make_error_correction(traj(tid=f"t{i}"), 0, ErrorCorrectionConfig(none_fraction=0.0)) for i in range(50)]
+    assert all(r["error_step"] >= 0 for r in never)
+
+
+def test_ineligible_trajectories_raise_with_a_counted_reason():
+    with pytest.raises(NotEligible) as e:
+        make_error_correction(traj(STEPS[:2]))
+    assert e.value.reason == "too_few_steps"
+    prose = ["We induct on n.", "The base case is clear.", "The step follows from the hypothesis."]
+    for seed in range(5):  # no formula and no theorem name: never eligible, whatever the draw
+        with pytest.raises(NotEligible) as e:
+            make_error_correction(Trajectory("p", "t", "proof", "Show it.", " ".join(prose), steps=prose), seed)
+        assert e.value.reason == "no_corruptible_formula"
+    with pytest.raises(ValueError):
+        ErrorCorrectionConfig(none_fraction=1.0)
+
+
+@pytest.mark.parametrize(
+    "formula, must, must_not",
+    [
+        ("a_1 + a_{12} = 14", ["a_1 - a_{12} = 14", "a_1 + a_{12} = 16"], ["a_2", "a_{13}"]),
+        ("x^{-1} = \\frac12", ["x^{-2} = \\frac12"], ["x^{+1}", "\\frac13", "\\frac22"]),
+        ("\\left(x\\right) \\le 3", ["\\left(x\\right) \\ge 3", "\\left(x\\right) \\le 4"], ["\\geft"]),
+        ("14{,}000 + 1,500 = 15{,}500", ["14{,}000 - 1,500 = 15{,}500"], ["14{,}001", "1,501", "{,}501"]),
+        ("\\sin x \\cdot 2 > 0", ["\\cos x \\cdot 2 > 0", "\\sin x + 2 > 0", "\\sin x \\cdot 2 < 0"], []),
+    ],
+)
+def test_formula_edits_change_numbers_signs_operators_and_relations_only(formula, must, must_not):
+    edits = [e for e, _ in formula_edits(formula)]
+    for m in must:
+        assert m in edits
+    for bad in must_not:
+        assert not any(bad in e for e in edits)
+
+
+def test_the_checker_decides_edits_wrong_including_numeric_statements():
+    assert decided_not_equal("(x-2)(x-4)=0", "(x-2)(x-3)=0")
+    assert decided_not_equal("x \\geq 3", "x \\leq 3")
+    assert numeric_truth("42/2 = 21") is True and numeric_truth("44/2 = 21") is False
+    assert decided_not_equal("44/2 = 21", "42/2 = 21")
+    assert not decided_not_equal("x+1", "x+1")
+    assert not decided_not_equal("1+x", "x+1")  # the same formula is never "wrong"
+
+
+def test_theorem_names_are_swapped_within_their_group():
+    steps = [
+        "Define $F(x) = \\int_S f(x,y)\\,dy$.",
+        "The difference quotients are dominated by an integrable $g$.",
+        "By the Dominated Convergence Theorem we may pass to the limit.",
+    ]
+    t = Trajectory("dct", "t", "proof", "Prove the Leibniz rule.", " ".join(steps), steps=steps)
+    edits = [e for e in candidate_edits(steps, [], ErrorCorrectionConfig()) if e.error_type == "theorem"]
+    assert {e.corrupted for e in edits} == {"Monotone Convergence Theorem", "Fatou's Lemma"}
+    row = next(r for r in (make_error_correction(t, s) for s in range(50)) if r["error_step"] >= 0)
+    assert row["error_step"] == 2 and row["original"] == "Dominated Convergence Theorem"
+    assert score("\\boxed{2; the dominated convergence theorem}", row) == 1.0
+    assert score("\\boxed{2; " + row["corrupted"] + "}", row) == 0.0
+    assert theorem_key("Rolle's theorem") == theorem_key("the Rolle Theorem")
+    assert theorem_key("Cauchy-Schwarz inequality") == theorem_key("Cauchy–Schwarz inequality")
+
+
+# --- reward --------------------------------------------------------------------------------------
+
+
+def test_reward_table():
+    row = error_row()
+    k, orig, bad = row["error_step"], row["original"], row["corrupted"]
+    none_row = next(r for r in (make_error_correction(traj(), s) for s in range(200)) if r["error_step"] < 0)
+    other_step = (k + 1) % len(row["steps"])
+    cases = [
+        (spec.reference_answer(row), row, 1.0),
+        (f"<think>checking</think> \\boxed{{Step {k}; {orig}}}", row, 1.0),
+        (f"\\boxed{{\\text{{Step }} {k};\\ {orig} }}", row, 1.0),
+        (f"\\boxed{{{k}}}", row, 0.5),
+        (f"\\boxed{{{k}; {bad}}}", row, 0.0),  # copied back: no credit at all
+        (f"\\boxed{{{k}; {orig} + 17}}", row, 0.5),
+        (f"\\boxed{{{other_step}; {orig}}}", row, 0.0),
+        ("\\boxed{none}", row, 0.0),
+        (f"Step {k}; {orig}", row, 0.0),  # no box
+        ("\\boxed{none}", none_row, 1.0),
+        ("\\boxed{\\text{None}}", none_row, 1.0),
+        ("\\boxed{No error.}", none_row, 1.0),
+        ("\\boxed{0}", none_row, 0.0),
+        (f"\\boxed{{{k}; {orig}}}", none_row, 0.0),
+    ]
+    got = reward([c for c, _, _ in cases], **columns([r for _, r, _ in cases]))
+    assert got == [e for _, _, e in cases]
+
+
+def test_an_equivalent_correction_earns_full_credit():
+    row = dict(error_row(), error_step=1, original="(x-2)(x-3)=0", corrupted="(x-2)(x-4)=0", error_type="number")
+    assert score("\\boxed{1; 0 = (x-3)(x-2)}", row) == 1.0
+    assert score("\\boxed{1; (x - 2)(x - 3) = 0}", row) == 1.0
+    assert score("\\boxed{1; 0 = (x-4)(x-2)}", row) == 0.0  # the corruption, rewritten
+
+
+def test_reward_contract_junk_other_tasks_chat_and_think_prefilled():
+    row = error_row()
+    junk = ["", "\\boxed{", "\\boxed{;;;}", "\\boxed{99999; x}", "\\boxed{-1}", None, 42, [{"role": "user"}], "}" * 50]
+    got = reward(junk, **columns([row] * len(junk)))
+    assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in got) and max(got) == 0.0
+    other = dict(row, task="step_reordering")
+    assert reward([spec.reference_answer(row)], **columns([other])) == [None]
+    chat = [{"role": "assistant", "content": spec.reference_answer(row)}]
+    assert reward([chat], **columns([row])) == [1.0]
+    truncated = f"I think \\boxed{{{row['error_step']}; {row['original']}}} but wait"
+    assert score(truncated, row) == 1.0
+    assert score(truncated, row, think_prefilled=True) == 0.0
+    assert score("...</think>" + spec.reference_answer(row), row, think_prefilled=True) == 1.0
+    assert get_reward("process")([spec.reference_answer(row)], **columns([row])) == [1.0]
+
+
+# --- build ---------------------------------------------------------------------------------------
+
+
+def _built(out: Path, *args: str) -> dict:
+    assert build_main(["--out", str(out), "--no-progress", *args]) == 0
+    return json.loads((out / "build_stats.json").read_text())
+
+
+def _every_reference_earns_one(out: Path) -> int:
+    ds = load_dataset(str(out), ERROR_CORRECTION)
+    assert set(ds) == {"train", "validation"}
+    n = 0
+    for split in ds.values():
+        rows = split.to_list()
+        assert reward([spec.reference_answer(r) for r in rows], **columns(rows)) == [1.0] * len(rows)
+        n += len(rows)
+    return n
+
+
+def test_the_default_build_has_an_error_correction_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    stats = _built(tmp_path / "demo")
+    assert stats["counts"][ERROR_CORRECTION]["train"] > 10
+    assert _every_reference_earns_one(tmp_path / "demo") == sum(stats["counts"][ERROR_CORRECTION].values())
+
+
+@pytest.mark.slow
+def test_a_corpora_build_has_hundreds_of_rows_each_earning_one_by_its_reference(shared_data, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    stats = _built(tmp_path / "corpora", "--source", f"corpora:{shared_data / 'corpora'}")
+    n = _every_reference_earns_one(tmp_path / "corpora")
+    assert n == sum(stats["counts"][ERROR_CORRECTION].values()) >= 300
+    rows = load_dataset(str(tmp_path / "corpora"), ERROR_CORRECTION, split="train").to_list()
+    share = sum(r["error_step"] < 0 for r in rows) / len(rows)
+    assert 0.15 < share < 0.25
+    rng = random.Random(0)
+    for r in rng.sample(rows, 50):
+        assert (r["error_step"] < 0) == (r["original"] == "")

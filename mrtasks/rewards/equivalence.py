@@ -466,9 +466,15 @@ def _any(verdicts: list[bool | None]) -> bool | None:
 
 def _compare_relations(p: Answer, r: Answer, final: bool) -> bool | None:
     if p.kind == "relation" and r.kind == "relation":
-        verdicts = [_members_equal(p, r, final), _normal_form_equal(p, r)]
-        if True in verdicts:
+        members = _members_equal(p, r, final)
+        if members is True:
             return True
+        normal = _normal_form_equal(p, r)
+        if normal is True:
+            return True
+        # Member-wise decided "different" and the normal form cannot say more (a side does not
+        # parse, or both are identities such as `2^{10} = 1024`): different.
+        verdicts = [members, False if members is False and normal is None else normal]
         if final:
             vp, vr = _value(p), _value(r)
             if vp is not None and vr is not None:
@@ -477,8 +483,6 @@ def _compare_relations(p: Answer, r: Answer, final: bool) -> bool | None:
                 lp, lr = _is_label(p.parts[0]), _is_label(r.parts[0])
                 if lp and lr and p.shape == r.shape and len(p.parts) == len(r.parts) == 2:
                     verdicts.append(compare(p.parts[1], r.parts[1], final))
-        if verdicts[1] is False and verdicts[0] is None:
-            return False  # the normal form decided what the member-wise check could not
         return _any(verdicts)
     if not final:
         return False
@@ -745,8 +749,10 @@ def _choice_letter(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
+@lru_cache(maxsize=200_000)
 def _quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool]:
-    """(verdict, worth asking the pool): the in-process tiers."""
+    """(verdict, worth asking the pool): the in-process tiers. Cached: a prompt's rollouts
+    repeat fills and answers."""
     if pred.strip() == ref.strip():
         return True, False
     if not pred.strip() or not _balanced(pred):

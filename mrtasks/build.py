@@ -7,7 +7,13 @@ The output folder loads exactly as the Hub copy does:
 
 Layout: `README.md` (the card, whose YAML `configs:` maps each config to its files),
 `data/<config>/<split>-00000-of-00001.parquet`, and `build_stats.json` (the figures in the card,
-machine-readable). The same inputs, parameters and seed give byte-identical Parquet files.
+machine-readable, plus the marker that says this folder is a build). The same inputs, parameters and
+seed give byte-identical Parquet files.
+
+The build never destroys what it did not write and never half-replaces a dataset: `--out` is locked,
+checked and tested for writability before any work, the new build is staged beside it and swapped
+in with renames only when complete (`mrtasks.curate.output`), and a build that ends empty fails
+without touching the old one. Every everyday failure is one line on stderr and an exit code (`EXIT_CODES`).
 """
 
 from __future__ import annotations
@@ -18,22 +24,48 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mrtasks.curate.base import Annotator
+from mrtasks.curate.cache import CacheError, default_cache_path
+from mrtasks.curate.output import MARKER, OutputError, OutputFolder, fault_point, make_marker
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, file_sha256, run_pipeline
 from mrtasks.curate.sources import CORPORA_FILES, PRESETS, SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
+from mrtasks.logs import configure_logging
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
 
 logger = logging.getLogger("mrtasks.build")
 
 DEFAULT_OUT = Path("build") / "mr-rlvr-tasks"
 DEFAULT_REPO = "mr-rlvr/tasks"
+
+EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_EMPTY, EXIT_OUTPUT, EXIT_ANNOTATOR, EXIT_PUSH, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 6, 130
+EXIT_CODES = {
+    EXIT_OK: "built (and pushed, with --push-to-hub)",
+    EXIT_BUG: "unexpected error (a bug: the traceback is printed; --out untouched)",
+    EXIT_USAGE: "bad arguments or an unreadable source (missing, corrupt or 0-byte file); nothing written",
+    EXIT_EMPTY: "empty build: a config ended with no rows or every source row was dropped; --out untouched",
+    EXIT_OUTPUT: "--out refused: not a previous build, not writable, or another build holds its lock",
+    EXIT_ANNOTATOR: "the llm endpoint refused the key or the model, or its cache file is unusable; --out untouched",
+    EXIT_PUSH: "--push-to-hub failed: before the build (offline, bad token; nothing built) or after it (local build complete)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); --out untouched unless the swap had already happened",
+}
+
+
+class UsageError(Exception):
+    """A bad flag value or combination (exit 2, one line)."""
+
+
+class PushError(Exception):
+    """`--push-to-hub` failed (exit 6, one line)."""
 
 
 @dataclass
@@ -44,9 +76,13 @@ class LLMOptions:
     model: str | None = None
     concurrency: int = 8
     cache: str | None = None
+    """sqlite cache file; None: in memory (the CLI passes `default_cache_path()` unless --no-cache)."""
     refine: bool = False
     min_formulas: int = 7
     progress: bool = True
+    timeout: float = 600.0
+    max_retries: int = 2
+    max_tokens: int | None = 32_768
 
 
 def make_annotator(name: str, llm: LLMOptions) -> Annotator:
@@ -59,18 +95,23 @@ def make_annotator(name: str, llm: LLMOptions) -> Annotator:
         try:
             from mrtasks.curate.llm import LLMAnnotator, LLMConfig
         except ImportError as e:
-            raise SystemExit(f"--annotator llm needs mrtasks.curate.llm and `pip install mr-rlvr[llm]`: {e}") from e
+            raise UsageError(f"--annotator llm needs mrtasks.curate.llm and `pip install mr-rlvr[llm]`: {e}") from e
         if not llm.model:
-            raise SystemExit("--annotator llm needs --model (and usually --base-url)")
+            raise UsageError("--annotator llm needs --model (and usually --base-url)")
         kwargs: dict[str, Any] = {
             "model": llm.model, "concurrency": llm.concurrency, "refine": llm.refine,
-            "min_formulas": llm.min_formulas, "progress": llm.progress,
+            "min_formulas": llm.min_formulas, "progress": llm.progress, "timeout": llm.timeout,
+            "max_retries": llm.max_retries, "max_tokens": llm.max_tokens,
         }
         for key, value in (("base_url", llm.base_url), ("cache_path", llm.cache)):
             if value is not None:
                 kwargs[key] = value
-        return LLMAnnotator(LLMConfig(**kwargs))
-    raise SystemExit(f"unknown annotator {name!r}: heuristic or llm")
+        try:
+            config = LLMConfig(**kwargs)
+        except ValueError as e:
+            raise UsageError(f"bad llm option: {e}") from None
+        return LLMAnnotator(config)  # opens the cache now, before any call (CacheError if unusable)
+    raise UsageError(f"unknown annotator {name!r}: heuristic or llm")
 
 
 def write_config(config: str, rows: dict[str, list[dict[str, Any]]], out: Path, progress: bool) -> list[Path]:
@@ -116,14 +157,18 @@ def parameters(config: PipelineConfig, annotator: str) -> dict[str, Any]:
 
 
 def write_dataset(
-    result: PipelineResult, config: PipelineConfig, out: Path, repo: str = DEFAULT_REPO, card_template: Path | None = None
+    result: PipelineResult, config: PipelineConfig, out: Path, repo: str = DEFAULT_REPO, card_template: Path | None = None,
+    annotator_stats: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Write Parquet files, the card and build_stats.json into out (replacing its `data/`)."""
+    """Write Parquet files, the card and build_stats.json (last, with the marker) into a new or empty folder.
+
+    `main` calls it on the staging folder of `OutputFolder`; it never deletes anything.
+    """
     from mrtasks.curate.card import render_card
 
     out.mkdir(parents=True, exist_ok=True)
-    if (out / "data").exists():
-        shutil.rmtree(out / "data")
+    if any(out.iterdir()):
+        raise ValueError(f"write_dataset writes into a new or empty folder; {out} is not empty")
     files = []
     for name in CONFIGS:
         rows = {split: r for split, r in result.rows[name].items() if r}  # an empty split cannot be loaded
@@ -131,6 +176,7 @@ def write_dataset(
             logger.warning("config %s has no rows: it is left out of the dataset", name)
             continue
         files += write_config(name, rows, out, config.progress)
+        fault_point("config_written")
     fp = fingerprint(files, out)
     params = parameters(config, result.annotator)
     (out / "README.md").write_text(render_card(result, params, fp, repo, card_template), encoding="utf-8")
@@ -142,6 +188,9 @@ def write_dataset(
         "sources": result.sources,
         "parameters": params,
     }
+    if annotator_stats:
+        stats["annotator_stats"] = dict(sorted(annotator_stats.items()))  # requests, cache hits, retries
+    stats[MARKER] = make_marker(out, [*files, out / "README.md"])
     (out / "build_stats.json").write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return stats
 
@@ -164,13 +213,69 @@ def summary(stats: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def push_to_hub(out: Path, repo: str, private: bool) -> str:
-    """Upload the folder as a dataset repo; the token comes from HF_TOKEN / the login cache."""
+def empty_build(result: PipelineResult) -> str | None:
+    """Why this build must not replace anything (a config with no rows, every source row dropped), or None."""
+    counts = result.counts()
+    read = sum(s["rows"] for s in result.sources)
+    kept = sum(s["kept"] for s in result.sources)
+    empty = [c for c in CONFIGS if not sum(counts.get(c, {}).values())]
+    if kept == 0:
+        what = f"every source row was dropped ({read} read)"
+    elif empty:
+        what = f"{', '.join(empty)} ended with no rows"
+    else:
+        return None
+    reasons = Counter({key: n for key, n in result.drops.items() if key != ("select", "over_cap") and n})
+    top = ", ".join(f"{stage}/{reason}: {n}" for (stage, reason), n in reasons.most_common(3))
+    return f"{what}; top drop reasons: {top or 'none'}"
+
+
+def _hub_api() -> Any:
+    """An HfApi on `HF_ENDPOINT` (read now, so a test or a mirror set after import is honoured)."""
     from huggingface_hub import HfApi
 
-    api = HfApi()
-    api.create_repo(repo, repo_type="dataset", private=private, exist_ok=True)
-    info = api.upload_folder(folder_path=str(out), repo_id=repo, repo_type="dataset", commit_message="mrtasks.build")
+    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+
+
+def _hub_error(e: BaseException, endpoint: str) -> str:
+    """One line for a Hub failure; the token never appears in it."""
+    status = getattr(getattr(e, "response", None), "status_code", None)
+    if status in (401, 403):
+        text = f"the Hub refused the token (HTTP {status}); set HF_TOKEN or log in with `hf auth login`"
+    elif status is not None:
+        text = f"HTTP {status} from {endpoint}: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}"
+    elif type(e).__name__ in ("OfflineModeIsEnabled",):
+        text = "HF_HUB_OFFLINE is set; unset it to push"
+    elif "Connect" in type(e).__name__ or isinstance(e, OSError):
+        text = f"cannot reach {endpoint} ({type(e).__name__})"
+    else:
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        text = f"{type(e).__name__}: {first}" if first else type(e).__name__
+    token = os.environ.get("HF_TOKEN")
+    return text.replace(token, "***") if token else text
+
+
+def check_hub(repo: str) -> None:
+    """Before any work: the Hub is reachable, not disabled, and accepts the token (`whoami`)."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        raise PushError(f"--push-to-hub {repo} needs the network, but HF_HUB_OFFLINE is set")
+    api = _hub_api()
+    try:
+        api.whoami()
+    except Exception as e:  # noqa: BLE001 - every failure becomes one line
+        raise PushError(f"--push-to-hub {repo}: {_hub_error(e, api.endpoint)}; nothing was built") from None
+
+
+def push_to_hub(out: Path, repo: str, private: bool) -> str:
+    """Upload the folder as a dataset repo; the token (HF_TOKEN or the login cache) goes only in the Authorization header."""
+    api = _hub_api()
+    try:
+        api.create_repo(repo, repo_type="dataset", private=private, exist_ok=True)
+        info = api.upload_folder(folder_path=str(out), repo_id=repo, repo_type="dataset", commit_message="mrtasks.build")
+    except Exception as e:  # noqa: BLE001 - every failure becomes one line
+        raise PushError(f"push to {repo} failed: {_hub_error(e, api.endpoint)}; the local build in {out} is complete") from None
     return str(getattr(info, "commit_url", repo))
 
 
@@ -189,9 +294,15 @@ def build_parser() -> argparse.ArgumentParser:
                                 mapping keys: problem, solution, answer, id, kind, format, name
   ...:limit=N,solutions=K       read at most N rows; keep K trajectories per problem
 
-example:
+example (../shared must sit beside the checkout):
   python -m mrtasks.build --source corpora:../shared/data/corpora --out build/tasks
-""",
+
+--out is written only as a whole: a non-empty folder that is not a previous build is refused, the
+new build is staged beside it and swapped in when complete, and a second build into the same
+folder is refused while the first runs.
+
+exit codes:
+""" + "\n".join(f"  {code:<4}{text}" for code, text in EXIT_CODES.items()),
     )
     io = p.add_argument_group("input and output")
     io.add_argument("--source", action="append", dest="sources", metavar="SPEC", help="a source spec (see below)")
@@ -201,8 +312,9 @@ example:
     io.add_argument("--push-to-hub", metavar="REPO", help="upload the folder to this Hub dataset repo (token: HF_TOKEN)")
     io.add_argument("--private", action="store_true", help="create the Hub repo as private")
     io.add_argument("--card-template", type=Path, help="dataset card template (default: cards/README.template.md)")
+    io.add_argument("--allow-empty", action="store_true", help="write the build even if a config ends with no rows (default: exit 3)")
     io.add_argument("--no-progress", action="store_true", help="no progress bars")
-    io.add_argument("-v", "--verbose", action="store_true", help="log each dropped row")
+    io.add_argument("-v", "--verbose", action="store_true", help="debug logs of this project (each dropped row); libraries stay quiet")
 
     an = p.add_argument_group("annotation")
     an.add_argument("--annotator", choices=["heuristic", "llm"], default="heuristic", help="default: heuristic (offline)")
@@ -210,7 +322,11 @@ example:
     an.add_argument("--base-url", help="llm: OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     an.add_argument("--model", help="llm: model name at the endpoint")
     an.add_argument("--concurrency", type=int, default=8, help="llm: requests in flight (default: 8)")
-    an.add_argument("--cache", help="llm: sqlite cache file for responses")
+    an.add_argument("--cache", help="llm: sqlite cache of answers (default: $XDG_CACHE_HOME or ~/.cache, then mrtasks/llm-cache.sqlite)")
+    an.add_argument("--no-cache", action="store_true", help="llm: keep answers in memory only (a rerun pays again)")
+    an.add_argument("--timeout", type=float, default=600.0, help="llm: seconds per request try (default: 600)")
+    an.add_argument("--max-retries", type=int, default=2, help="llm: SDK retries on 429/5xx/timeouts/connection errors (default: 2)")
+    an.add_argument("--max-tokens", type=int, default=32_768, help="llm: completion tokens per request; 0: the endpoint's default (default: 32768)")
 
     t = p.add_argument_group("tasks (paper defaults)")
     t.add_argument("--min-formulas", type=int, default=7, help="Masked-Then-Fill keeps samples with at least this many formulas (7)")
@@ -242,7 +358,7 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     sources = args.sources or ["sample"]
     if args.limit is not None:
         if args.limit < 1:
-            raise SystemExit("--limit must be >= 1")
+            raise UsageError("--limit must be >= 1")
         sources = [s if "limit=" in s else _with_option(s, f"limit={args.limit}") for s in sources]
     try:
         return PipelineConfig(
@@ -268,7 +384,7 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
             progress=not args.no_progress,
         )
     except ValueError as e:
-        raise SystemExit(f"bad parameter: {e}") from e
+        raise UsageError(f"bad parameter: {e}") from None
 
 
 def _with_option(spec: str, option: str) -> str:
@@ -279,30 +395,71 @@ def _with_option(spec: str, option: str) -> str:
     return f"{spec}:{option}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # SIGTERM cleans up like Ctrl-C: the staged build goes, --out stays
+
+
+def run(args: argparse.Namespace) -> int:
+    """The build itself; failures raise (`main` turns them into one line and an exit code)."""
     config = config_from_args(args)
-    annotator = make_annotator(
-        args.annotator,
-        LLMOptions(
-            base_url=args.base_url, model=args.model, concurrency=args.concurrency, cache=args.cache,
-            refine=args.refine, min_formulas=args.min_formulas, progress=not args.no_progress,
-        ),
+    llm = LLMOptions(
+        base_url=args.base_url, model=args.model, concurrency=args.concurrency,
+        cache=None if args.no_cache else (args.cache or str(default_cache_path())),
+        refine=args.refine, min_formulas=args.min_formulas, progress=not args.no_progress,
+        timeout=args.timeout, max_retries=args.max_retries, max_tokens=args.max_tokens or None,
     )
-    if args.annotator == "llm":
-        config.annotate_batch = max(config.annotate_batch, 64 * args.concurrency)  # keep requests in flight
-    try:
-        result = run_pipeline(config, annotator)
-    except (SourceError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    stats = write_dataset(result, config, args.out, args.push_to_hub or DEFAULT_REPO, args.card_template)
+    with OutputFolder(args.out) as folder:  # locked, checked and writable before any work
+        if args.push_to_hub:
+            check_hub(args.push_to_hub)
+        annotator = make_annotator(args.annotator, llm)
+        if args.annotator == "llm":
+            config.annotate_batch = max(config.annotate_batch, 64 * args.concurrency)  # keep requests in flight
+        try:
+            result = run_pipeline(config, annotator)
+        finally:
+            close = getattr(annotator, "close", None)
+            if callable(close):
+                close()
+        fault_point("pipeline_done")
+        problem = empty_build(result)
+        if problem and not args.allow_empty:
+            print(f"error: empty build: {problem}; {args.out} left untouched (--allow-empty writes it anyway)", file=sys.stderr)
+            return EXIT_EMPTY
+        stats = write_dataset(
+            result, config, folder.stage, args.push_to_hub or DEFAULT_REPO, args.card_template,
+            dict(getattr(annotator, "stats", {}) or {}),
+        )
+        folder.commit()
     print(summary(stats))
     print(f"\nwrote {args.out}")
     if args.push_to_hub:
         print(f"pushed to {push_to_hub(args.out, args.push_to_hub, args.private)}")
-    return 0
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.verbose)
+    from mrtasks.curate.llm import LLMError
+
+    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
+    try:
+        return run(args)
+    except (UsageError, SourceError, FileNotFoundError) as e:
+        code, message = EXIT_USAGE, str(e)
+    except OutputError as e:
+        code, message = EXIT_OUTPUT, str(e)
+    except (LLMError, CacheError) as e:
+        code, message = EXIT_ANNOTATOR, f"{e}; {args.out} left untouched"
+    except PushError as e:
+        code, message = EXIT_PUSH, str(e)
+    except KeyboardInterrupt:
+        code, message = EXIT_INTERRUPTED, "interrupted"
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    print(f"error: {message}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

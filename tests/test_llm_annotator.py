@@ -63,7 +63,7 @@ def server():
 
 
 def annotator(server: FakeOpenAIServer, **overrides) -> LLMAnnotator:
-    config = dict(base_url=server.base_url, model="fake-r1", concurrency=4, progress=False, backoff_base=0.01)
+    config = dict(base_url=server.base_url, model="fake-r1", concurrency=4, progress=False)
     config.update(overrides)
     return LLMAnnotator(LLMConfig(**config))
 
@@ -270,7 +270,7 @@ def test_rejected_key_stops_the_run_with_a_clear_error(server):
 def test_unreachable_endpoint_is_an_api_error_drop():
     with FakeOpenAIServer() as s:
         url = s.base_url  # a port nobody listens on once the server stops
-    ann = LLMAnnotator(LLMConfig(model="m", base_url=url, max_retries=1, backoff_base=0.01, progress=False))
+    ann = LLMAnnotator(LLMConfig(model="m", base_url=url, max_retries=1, progress=False))
     [out] = ann.annotate([traj()])
     assert isinstance(out, Drop) and out.reason == "llm_api_error"
 

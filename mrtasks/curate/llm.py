@@ -7,26 +7,31 @@ saying why (a new request, so a new cache entry), and after `max_attempts` the t
 a `Drop` with a counted reason:
 
     llm_invalid_json, llm_schema, llm_hallucinated_formulas, llm_steps_do_not_cover,
-    llm_malformed_response, llm_refine_empty, llm_refine_lost_answer, llm_api_error, empty_solution
+    llm_malformed_response, llm_oversized_response, llm_refine_empty, llm_refine_lost_answer,
+    llm_api_error, empty_solution
 
-Calls run concurrently (`asyncio` + a semaphore of `concurrency`), transient failures (429, 5xx,
-timeouts, connection errors) are retried with exponential backoff and jitter, honouring
-`Retry-After`, and every answer is written to a sqlite cache keyed by model, messages, parameters
-and attempt, so a rerun or a resumed build repeats no call it already paid for. Authentication
-and unknown-model errors stop the run with a clear message (every answer so far stays cached).
+Calls run concurrently (`asyncio` + a semaphore of `concurrency`). Transport failures (408, 409,
+429, 5xx, timeouts, connection errors) are retried by the `openai` SDK's own machinery
+(`max_retries`, exponential backoff with jitter, `Retry-After` honoured up to two minutes); every
+retry is counted in `stats["transport_retries"]`. Each request asks for at most `max_tokens`, and a
+response body over `max_response_bytes` is refused unread (`llm_oversized_response`, counted in
+`stats["oversized_responses"]`, not cached). Every answer is committed to a sqlite cache keyed by
+endpoint, model, messages, parameters and attempt the moment it arrives, before its concurrency slot
+is freed: a killed build loses at most the `concurrency` calls in flight, and a rerun sends no
+request already answered. Authentication and unknown-model errors stop the run with `LLMError`
+(every answer so far stays cached).
 
-The API key is read from the environment (`OPENAI_API_KEY` by default) and never logged.
+The API key is read from the environment (`OPENAI_API_KEY` by default) and travels only in the
+`Authorization` header; it is never logged, cached or written.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import email.utils
+import functools
 import logging
 import os
-import random
-import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -98,15 +103,19 @@ class LLMConfig:
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float | None = None
     """None leaves the endpoint's default."""
-    max_tokens: int | None = None
+    max_tokens: int | None = 32_768
+    """Completion tokens asked for at most (an R1 answer with its reasoning fits); None: the endpoint's default."""
+    max_response_bytes: int = 4 * 2**20
+    """Response bodies larger than this are refused unread (`llm_oversized_response`)."""
     extra_body: dict[str, Any] = field(default_factory=dict)
     """Extra request fields for the endpoint (part of the cache key)."""
     timeout: float = 600.0
-    """Seconds per request; R1-style models think for minutes."""
-    max_retries: int = 6
-    """Transport retries per request on 429, 5xx, timeouts and connection errors."""
-    backoff_base: float = 1.0
-    backoff_max: float = 60.0
+    """Seconds per request (one try); R1-style models think for minutes, and a timed-out call is paid for."""
+    connect_timeout: float = 10.0
+    """Seconds to open a connection: an endpoint that is down fails fast."""
+    max_retries: int = 2
+    """Transport retries per request by the openai SDK (408/409/429/5xx, timeouts, connection errors).
+    A hung endpoint costs at most `timeout * (max_retries + 1)` per request."""
     max_attempts: int = 3
     """Answers asked for per prompt and trajectory before a rejected one becomes a Drop."""
     allow_repeated_formulas: bool = False
@@ -124,30 +133,72 @@ class LLMConfig:
             raise ValueError("the llm annotator needs a model name (--model), as the endpoint serves it")
         if self.concurrency < 1 or self.max_attempts < 1 or self.max_retries < 0:
             raise ValueError("concurrency and max_attempts must be >= 1, max_retries >= 0")
+        if self.timeout <= 0 or self.connect_timeout <= 0:
+            raise ValueError("timeout and connect_timeout must be > 0 seconds")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError("max_tokens must be >= 1 (or None for the endpoint's default)")
+        if self.max_response_bytes < 1024:
+            raise ValueError("max_response_bytes must be >= 1024")
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to (part of the cache key)."""
+        url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        return url.rstrip("/")
         if not 0.0 <= self.min_step_coverage <= 1.0:
             raise ValueError("min_step_coverage must be in [0, 1]")
 
 
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from `retry-after-ms` / `Retry-After` (seconds or an HTTP date), if present."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return float(ms) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
+@functools.lru_cache(maxsize=1)
+def _transport_classes() -> tuple[type[Exception], type[Any]]:
+    """`ResponseTooLarge` and the guarding transport, built on the SDK's HTTP library (lazily: the `llm` extra)."""
+    import openai
+
     try:
-        return float(value)
-    except ValueError:
-        try:
-            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
+        import httpx2 as httpx  # the HTTP library of openai >= 3
+    except ImportError:  # pragma: no cover - openai 1.x/2.x
+        import httpx  # type: ignore[no-redef]
+
+    class ResponseTooLarge(openai.OpenAIError):
+        """A response body over the cap. An OpenAIError, so the SDK raises it as is and does not retry."""
+
+    class CappedStream(httpx.AsyncByteStream):
+        def __init__(self, inner: Any, limit: int) -> None:
+            self.inner, self.limit = inner, limit
+
+        async def __aiter__(self) -> Any:
+            size = 0
+            async for chunk in self.inner:
+                size += len(chunk)
+                if size > self.limit:
+                    raise ResponseTooLarge(f"response body over {self.limit} bytes")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    class GuardedTransport(httpx.AsyncBaseTransport):
+        """Counts the SDK's retries (its `x-stainless-retry-count` header) and caps response bodies."""
+
+        def __init__(self, limit: int, on_retry: Callable[[], None]) -> None:
+            self.inner = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+            self.limit, self.on_retry = limit, on_retry
+
+        async def handle_async_request(self, request: Any) -> Any:
+            if request.headers.get("x-stainless-retry-count", "0") not in ("", "0"):
+                self.on_retry()
+            response = await self.inner.handle_async_request(request)
+            length = response.headers.get("content-length", "")
+            if length.isdigit() and int(length) > self.limit:
+                await response.aclose()
+                raise ResponseTooLarge(f"response body of {length} bytes, over the {self.limit}-byte cap")
+            response.stream = CappedStream(response.stream, self.limit)
+            return response
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return ResponseTooLarge, GuardedTransport
 
 
 def _run_sync(make_coro: Callable[[], Awaitable[T]]) -> T:
@@ -169,8 +220,8 @@ class LLMAnnotator(Annotator):
         self.config = config
         self.cache = ResponseCache(config.cache_path)
         self.stats: Counter[str] = Counter()
-        """requests, cache_hits, transport_retries, retried_answers, formulas_removed (not in the
-        solution), formulas_repeated (occur twice), drop:<reason>."""
+        """requests, cache_hits, transport_retries (by the SDK), oversized_responses, retried_answers,
+        formulas_removed (not in the solution), formulas_repeated (occur twice), drop:<reason>."""
         self._client: Any = None
         self._semaphore: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[str]] = {}
@@ -226,9 +277,15 @@ class LLMAnnotator(Annotator):
     ) -> list[Trajectory | Drop]:
         import openai  # the `llm` extra; imported here so `mrtasks` imports without it
 
-        api_key = os.environ.get(self.config.api_key_env) or "EMPTY"  # local servers need none
+        cfg = self.config
+        _, transport = _transport_classes()
+        timeout = openai.Timeout(cfg.timeout, connect=min(cfg.connect_timeout, cfg.timeout))
+        api_key = os.environ.get(cfg.api_key_env) or "EMPTY"  # local servers need none
         self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout
+            api_key=api_key, base_url=cfg.endpoint, max_retries=cfg.max_retries, timeout=timeout,
+            http_client=openai.DefaultAsyncHttpxClient(
+                timeout=timeout, transport=transport(cfg.max_response_bytes, self._count_retry)
+            ),
         )
         self._semaphore = asyncio.Semaphore(self.config.concurrency)
         self._inflight = {}
@@ -250,6 +307,9 @@ class LLMAnnotator(Annotator):
             bar.close()
             await self._client.close()
             self._client = None
+
+    def _count_retry(self) -> None:
+        self.stats["transport_retries"] += 1
 
     # --- one trajectory --------------------------------------------------------------------
 
@@ -350,7 +410,7 @@ class LLMAnnotator(Annotator):
     async def _complete(self, model: str, messages: Messages, attempt: int, kind: str) -> str:
         """The answer text, from the cache or the endpoint; identical concurrent requests share one call."""
         params = self._params()
-        key = request_key(model, messages, params, attempt)
+        key = request_key(model, messages, params, attempt, endpoint=self.config.endpoint)
         cached = self.cache.get(key)
         if cached is not None:
             self.stats["cache_hits"] += 1
@@ -375,46 +435,36 @@ class LLMAnnotator(Annotator):
         return text
 
     async def _request(self, model: str, messages: Messages, params: dict[str, Any], key: str, kind: str) -> str:
+        """One call through the SDK (which retries transport failures); the answer is cached before the slot frees."""
         import openai
 
+        too_large, _ = _transport_classes()
         cfg = self.config
         assert self._semaphore is not None and self._client is not None
-        last_error = ""
-        for retry in range(cfg.max_retries + 1):
-            wait: float | None = None
-            try:
-                async with self._semaphore:
-                    self.stats["requests"] += 1
-                    response = await self._client.chat.completions.create(
-                        model=model, messages=messages, extra_body=params or None
-                    )
-                    text = _content(response)
-                    # Written before the slot is released: a killed run loses only calls in flight.
-                    self.cache.put(key, text, model=model, kind=kind)
-                    return text
-            except openai.APIStatusError as e:
-                status = e.status_code
-                if status in (401, 403):
-                    raise LLMError(f"the endpoint refused the API key (HTTP {status}); set ${cfg.api_key_env}") from None
-                if status == 404:
-                    raise LLMError(f"model {model!r} or endpoint {cfg.base_url!r} not found (HTTP 404)") from None
-                if status not in (408, 409, 429) and status < 500:
-                    raise _CallFailed(f"HTTP {status}: {_short(e)}") from None
-                last_error = f"HTTP {status}: {_short(e)}"
-                wait = _retry_after(e.response.headers)
-            except (openai.APITimeoutError, openai.APIConnectionError) as e:
-                last_error = f"{type(e).__name__}: {_short(e)}"
-            except openai.APIResponseValidationError as e:
-                raise Rejected("llm_malformed_response", _short(e)) from None
-            if retry == cfg.max_retries:
-                break
-            self.stats["transport_retries"] += 1
-            if wait is None:
-                delay = min(cfg.backoff_max, cfg.backoff_base * 2**retry)
-                wait = delay * random.uniform(0.5, 1.0)
-            logger.debug("retry %d in %.2fs after %s", retry + 1, wait, last_error)
-            await asyncio.sleep(min(wait, max(cfg.backoff_max, 300.0)))
-        raise _CallFailed(f"no answer after {cfg.max_retries + 1} tries: {last_error}")
+        try:
+            async with self._semaphore:
+                self.stats["requests"] += 1
+                response = await self._client.chat.completions.create(
+                    model=model, messages=messages, extra_body=params or None
+                )
+                text = _content(response)
+                # Committed before the slot is released: a killed run loses only calls in flight.
+                self.cache.put(key, text, model=model, kind=kind)
+                return text
+        except too_large as e:
+            self.stats["oversized_responses"] += 1
+            raise Rejected("llm_oversized_response", f"{e}; answer within {cfg.max_tokens} tokens") from None
+        except openai.APIStatusError as e:
+            status = e.status_code
+            if status in (401, 403):
+                raise LLMError(f"the endpoint refused the API key (HTTP {status}); set ${cfg.api_key_env}") from None
+            if status == 404:
+                raise LLMError(f"model {model!r} or endpoint {cfg.endpoint!r} not found (HTTP 404)") from None
+            raise _CallFailed(f"HTTP {status} after {cfg.max_retries + 1} tries at most: {_short(e)}") from None
+        except (openai.APITimeoutError, openai.APIConnectionError) as e:
+            raise _CallFailed(f"{type(e).__name__} after {cfg.max_retries + 1} tries: {_short(e)}") from None
+        except openai.APIResponseValidationError as e:
+            raise Rejected("llm_malformed_response", _short(e)) from None
 
 
 def _short(e: BaseException) -> str:

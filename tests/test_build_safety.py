@@ -1,0 +1,266 @@
+"""Build safety (issue 10): `mrtasks.build` never destroys what it did not write, never leaves a half
+build, and ends every everyday failure with one line and a documented exit code.
+
+Each case asserts the exit code, the message and the files left behind. Kills are real: a build
+subprocess is SIGKILLed at a named point (`MRTASKS_BUILD_FAULT`, see `mrtasks.curate.output`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from datasets import load_dataset
+
+from mrtasks.build import EXIT_CODES, main
+from mrtasks.curate.output import MARKER, OutputFolder, OutputLocked
+from tests.conftest import REPO_ROOT
+
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    for k, v in OFFLINE.items():
+        monkeypatch.setenv(k, v)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under folder, by relative path."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def siblings(out: Path) -> list[str]:
+    """Staging or swapped-out folders a build left beside out (the lock file is expected)."""
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.") and not p.name.endswith(".lock"))
+
+
+def run_main(capsys, *args: str) -> tuple[int, str]:
+    code = main([*args, "--no-progress"])
+    return code, capsys.readouterr().err
+
+
+def subprocess_build(out: Path, *args: str, fault: str | None = None) -> subprocess.Popen:
+    env = {**os.environ, **OFFLINE}
+    env.pop("MRTASKS_BUILD_FAULT", None)
+    if fault:
+        env["MRTASKS_BUILD_FAULT"] = fault
+    return subprocess.Popen(
+        [sys.executable, "-m", "mrtasks.build", "--out", str(out), "--no-progress", *args],
+        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def references(tmp_path_factory):
+    """Finished builds of the bundled sample with seed 0 and seed 1 (what a folder may ever hold)."""
+    root = tmp_path_factory.mktemp("refs")
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in OFFLINE.items():
+            mp.setenv(k, v)
+        for seed in (0, 1):
+            assert main(["--out", str(root / f"seed{seed}"), "--seed", str(seed), "--no-progress"]) == 0
+    return {seed: snapshot(root / f"seed{seed}") for seed in (0, 1)}
+
+
+# --- 1. guarded output -------------------------------------------------------------------------
+
+
+def test_a_folder_that_is_not_a_build_is_refused_before_any_work(tmp_path, capsys):
+    mine = tmp_path / "project"
+    (mine / "data").mkdir(parents=True)
+    (mine / "README.md").write_text("my notes")
+    (mine / "data" / "results.csv").write_text("1,2,3")
+    before = snapshot(mine)
+
+    # the source does not exist: exit 4 (not 2) shows --out is checked before any source is read
+    code, err = run_main(capsys, "--out", str(mine), "--source", str(tmp_path / "absent.jsonl"))
+
+    assert code == 4
+    assert err.count("\n") == 1 and "not empty and holds no previous build" in err and "refusing" in err
+    assert snapshot(mine) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project"], "not even a lock file is created"
+
+
+def test_out_that_is_a_file_or_under_a_file_is_refused(tmp_path, capsys):
+    f = tmp_path / "file.txt"
+    f.write_text("keep me")
+    code, err = run_main(capsys, "--out", str(f))
+    assert code == 4 and "is not a folder" in err and err.count("\n") == 1
+    code, err = run_main(capsys, "--out", str(f / "sub"))
+    assert code == 4 and "not a folder" in err
+    assert f.read_text() == "keep me"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_parent_is_refused_before_any_work(tmp_path, capsys):
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    parent.chmod(0o555)
+    try:
+        code, err = run_main(capsys, "--out", str(parent / "out"), "--source", str(tmp_path / "absent.jsonl"))
+    finally:
+        parent.chmod(0o755)
+    assert code == 4 and "cannot write" in err and err.count("\n") == 1
+
+
+def test_a_previous_build_is_replaced_whole_and_marked(tmp_path, capsys, references):
+    out = tmp_path / "tasks"
+    assert run_main(capsys, "--out", str(out), "--seed", "1")[0] == 0
+    assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
+    assert snapshot(out) == references[0]
+    assert siblings(out) == []
+    marker = json.loads((out / "build_stats.json").read_text())[MARKER]
+    assert marker["files"] == sorted(snapshot(out))
+
+
+def test_a_build_folder_with_foreign_files_is_refused(tmp_path, capsys):
+    out = tmp_path / "tasks"
+    assert run_main(capsys, "--out", str(out))[0] == 0
+    (out / "data" / "notes.txt").write_text("mine")
+    before = snapshot(out)
+    code, err = run_main(capsys, "--out", str(out), "--seed", "3")
+    assert code == 4 and "did not write (data/notes.txt)" in err
+    assert snapshot(out) == before
+
+
+def test_an_empty_existing_folder_is_used(tmp_path, capsys, references):
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
+    assert snapshot(out) == references[0]
+
+
+# --- lock ----------------------------------------------------------------------------------------
+
+
+def test_a_build_into_a_locked_folder_is_refused_and_changes_nothing(tmp_path, capsys):
+    out = tmp_path / "tasks"
+    assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
+    before = snapshot(out)
+    with OutputFolder(out):  # another build holds the folder
+        code, err = run_main(capsys, "--out", str(out), "--seed", "1")
+        assert code == 4 and f"another build (pid {os.getpid()}) is writing into {out}" in err
+        with pytest.raises(OutputLocked):
+            OutputFolder(out).__enter__()
+    assert snapshot(out) == before
+    assert run_main(capsys, "--out", str(out), "--seed", "1")[0] == 0  # the lock is released
+
+
+def test_two_concurrent_builds_into_one_folder(tmp_path, references):
+    out = tmp_path / "tasks"
+    first = subprocess_build(out, "--seed", "0", fault="pipeline_done:sleep=3")
+    deadline = time.monotonic() + 60
+    lock = tmp_path / ".tasks.lock"
+    while not (lock.exists() and lock.read_text().strip() == str(first.pid)):
+        assert first.poll() is None and time.monotonic() < deadline, first.stderr.read() if first.poll() else "no lock"
+        time.sleep(0.05)
+    second = subprocess_build(out, "--seed", "1")
+    _, err2 = second.communicate(timeout=120)
+    _, err1 = first.communicate(timeout=120)
+    assert second.returncode == 4, err2
+    assert err2.strip().splitlines() == [f"error: another build (pid {first.pid}) is writing into {out}; "
+                                         "wait for it to finish or choose another --out"]
+    assert first.returncode == 0, err1
+    assert snapshot(out) == references[0]
+    assert siblings(out) == []
+
+
+# --- kills at several points of a rebuild -------------------------------------------------------
+
+KILL_POINTS = [
+    ("staged", 0),
+    ("pipeline_done", 0),
+    ("config_written", 0),
+    ("staged_complete", 0),
+    ("swapped", 1),
+    ("no_exchange,moved_aside", 0),
+    ("no_exchange,swapped", 1),
+]
+
+
+@pytest.mark.parametrize(("fault", "holds"), KILL_POINTS, ids=[f for f, _ in KILL_POINTS])
+def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(tmp_path, capsys, references, fault, holds):
+    out = tmp_path / "tasks"
+    assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
+
+    proc = subprocess_build(out, "--seed", "1", fault=fault)
+    proc.communicate(timeout=120)
+
+    assert proc.returncode == -9, "the build was killed"
+    if fault == "no_exchange,moved_aside":
+        assert not out.exists() and len(siblings(out)) == 2  # between the fallback's two renames
+    else:
+        assert snapshot(out) == references[holds]
+        assert load_dataset(str(out), "outcome", split="train").num_rows > 0
+    # the next build cleans up (and restores the previous build first where needed), then runs
+    assert run_main(capsys, "--out", str(out), "--seed", "1")[0] == 0
+    assert snapshot(out) == references[1]
+    assert siblings(out) == []
+
+
+# --- 2. failures are visible ----------------------------------------------------------------------
+
+
+def test_every_row_dropped_exits_3_and_keeps_the_previous_build(tmp_path, capsys):
+    out = tmp_path / "tasks"
+    assert run_main(capsys, "--out", str(out))[0] == 0
+    before = snapshot(out)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"problem": "p"}\n{broken\n{"question": 1}\n{"problem": "q"}\n')
+
+    code, err = run_main(capsys, "--out", str(out), "--source", f"{bad}:kind=proof")
+
+    assert code == 3
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: empty build: every source row was dropped (4 read); top drop reasons: ")
+    assert "source/missing_field: 3" in last and "source/bad_json: 1" in last and "left untouched" in last
+    assert snapshot(out) == before
+    assert siblings(out) == []
+
+
+def test_a_config_ending_empty_exits_3_unless_allowed(tmp_path, capsys):
+    src = tmp_path / "one.jsonl"
+    src.write_text(json.dumps({"problem": "Show $1<2$.", "solution": "We have $2-1=1$.\n\nSo $1<2$."}) + "\n")
+    out = tmp_path / "tasks"
+
+    code, err = run_main(capsys, "--out", str(out), "--source", f"{src}:kind=proof")
+    assert code == 3
+    [line] = err.strip().splitlines()
+    assert line.startswith("error: empty build: masked_then_fill, step_reordering, ") and "ended with no rows" in line
+    assert "masked_then_fill/too_few_formulas: 1" in line
+    assert not out.exists() and siblings(out) == []
+
+    code, _ = run_main(capsys, "--out", str(out), "--source", f"{src}:kind=proof", "--allow-empty")
+    assert code == 0
+    assert json.loads((out / "build_stats.json").read_text())["counts"]["trajectories"]["train"] + \
+        json.loads((out / "build_stats.json").read_text())["counts"]["trajectories"]["validation"] == 1
+
+
+def test_exit_codes_are_documented_in_help():
+    text = subprocess.run([sys.executable, "-m", "mrtasks.build", "--help"], capture_output=True, text=True,
+                          check=True, cwd=REPO_ROOT).stdout
+    assert "exit codes:" in text
+    for code in EXIT_CODES:
+        assert f"\n  {code:<4}" in text
+    for flag in ("--allow-empty", "--timeout", "--max-retries", "--max-tokens", "--no-cache"):
+        assert flag in text
+
+
+# --- 5. -v raises only this project's loggers -------------------------------------------------------
+
+
+def test_verbose_raises_only_project_loggers(tmp_path, capsys):
+    assert run_main(capsys, "--out", str(tmp_path / "v"), "-v")[0] == 0
+    assert logging.getLogger("mrtasks").getEffectiveLevel() == logging.DEBUG
+    assert logging.getLogger("builders").getEffectiveLevel() == logging.DEBUG
+    for lib in ("httpx", "httpx2", "urllib3", "openai", "huggingface_hub", "datasets", "filelock"):
+        assert logging.getLogger(lib).getEffectiveLevel() >= logging.WARNING, lib
+    assert run_main(capsys, "--out", str(tmp_path / "q"))[0] == 0
+    assert logging.getLogger("mrtasks").getEffectiveLevel() == logging.INFO

@@ -99,3 +99,74 @@ def test_pool_kills_and_replaces_a_worker_that_overruns():
         assert pool.map(echo_after, [(0.0, "e")], default="timeout") == ["e"]  # the replacement works
     finally:
         pool.close()
+
+
+# --- issue 8: one odd row never aborts a batch; the fallback slices any column type ----------
+
+ODD = ["3²", ".", "0x", "1\u00a02", "x⁴+1", "٣", "\u200b", "½", "0x1g", "1e309", "\\frac{.}{.}", "2^{.}"]
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_expression_tier_raises_only_its_own_error(odd):
+    from mrtasks.rewards import expr
+    from mrtasks.rewards.equivalence import judge_batch, quick_equal
+
+    for pred, ref in [(odd, "2"), ("2", odd), (f"x = {odd}", "x = 2"), (f"[{odd}, 1)", "[0, 1)")]:
+        for strip_lhs in (True, False):
+            quick_equal(pred, ref, strip_lhs)  # the unguarded tiers: any escape fails here
+    try:
+        expr.evaluate(expr.parse(odd), {})
+    except expr.ExprError:
+        pass
+    pairs = [(odd, "2"), ("2", odd), (odd, odd), (f"x = {odd}", "x = 2")]
+    assert len(judge_batch(pairs, strip_lhs=False)) == len(judge_batch(pairs)) == 4
+
+
+def test_one_odd_row_is_scored_in_the_same_pass(caplog):
+    n = 4096
+    masks = [["x^2 + 1", "\\frac{1}{2}"]] * n
+    fills = ["\\boxed{x^2 + 1; \\frac{1}{2}}"] * n
+    odd_fills, odd_masks = list(fills), list(masks)
+    odd_fills[7] = "\\boxed{x^2 + 1; 3²}"  # odd fill: its other mask still earns credit
+    odd_masks[9] = ["x^2 + 1", "."]  # a reference mask the parser cannot read
+    reward = get_reward("masked_then_fill")
+    clean = reward(fills, masks=masks)
+    with caplog.at_level("WARNING"):
+        scores = reward(odd_fills, masks=odd_masks)
+    assert "row by row" not in caplog.text and "failed" not in caplog.text
+    assert clean == [1.0] * n
+    assert scores[7] == 0.5 and scores[9] == 0.5 and scores[8] == 1.0
+
+
+def _fails_on_batches():
+    from mrtasks.rewards.registry import safe_reward
+
+    @safe_reward
+    def picky(completions, answer=None, **kwargs):
+        if len(completions) > 1:
+            raise RuntimeError("batch path broken")
+        return [1.0 if str(completions[0]) == str(answer[0]) else 0.0]
+
+    return picky
+
+
+def test_row_by_row_fallback_slices_every_column_type():
+    import numpy as np
+    from datasets import Dataset
+
+    picky = _fails_on_batches()
+    completions = ["1", "2", "3"]
+    ds = Dataset.from_dict({"answer": ["1", "0", "3"]})
+    for answer in (["1", "0", "3"], ("1", "0", "3"), np.array(["1", "0", "3"]), ds["answer"]):
+        assert picky(completions, answer=answer) == [1.0, 0.0, 1.0], type(answer)
+
+
+def test_misaligned_column_is_one_clear_error():
+    from mrtasks.rewards.registry import ColumnLengthError
+
+    for name in ("outcome", "masked_then_fill", "step_reordering"):
+        with pytest.raises(ValueError, match="'answer'|'masks'|'order'") as err:
+            get_reward(name)(["\\boxed{1}"] * 3, answer=["1"] * 2, masks=[["x"]] * 2, order=[[0, 1]] * 2)
+        assert isinstance(err.value, ColumnLengthError)
+    with pytest.raises(ColumnLengthError, match="'answer'"):
+        _fails_on_batches()(["1", "2"], answer=["1"])

@@ -98,13 +98,23 @@ def list_rewards() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def column(values: Sequence[Any] | None, n: int) -> list[Any]:
+class ColumnLengthError(ValueError):
+    """A per-row column whose length differs from the number of completions: a caller error
+    (TRL always passes aligned columns), raised as is, never scored row by row."""
+
+
+def _is_column(value: Any) -> bool:
+    """A per-row sequence: list, tuple, numpy array, a `datasets` Column (not str, bytes, dict)."""
+    return hasattr(value, "__len__") and hasattr(value, "__getitem__") and not isinstance(value, (str, bytes, dict))
+
+
+def column(values: Sequence[Any] | None, n: int, name: str = "column") -> list[Any]:
     """A per-row column as a list of length n (missing column -> all None)."""
     if values is None:
         return [None] * n
     values = list(values)
     if len(values) != n:
-        raise ValueError(f"column has {len(values)} values for {n} completions")
+        raise ColumnLengthError(f"{name} has {len(values)} values for {n} completions")
     return values
 
 
@@ -126,13 +136,19 @@ def safe_reward(fn: RewardFunc) -> RewardFunc:
     @functools.wraps(fn)
     def wrapper(completions: Sequence[Any], **columns: Any) -> list[float | None]:
         n = len(completions)
+        for name, value in columns.items():
+            if _is_column(value) and len(value) != n:
+                raise ColumnLengthError(f"{fn.__name__}: column {name!r} has {len(value)} values for {n} completions")
         try:
             return [_clean(v) for v in fn(completions, **columns)][:n]
+        except ColumnLengthError:
+            raise
         except Exception:  # noqa: BLE001
             logger.exception("%s failed on a batch; scoring row by row", fn.__name__)
         out: list[float | None] = []
         for i in range(n):
-            row = {k: (v[i : i + 1] if isinstance(v, (list, tuple)) and len(v) == n else v) for k, v in columns.items()}
+            # index, not slice: works for lists, tuples, numpy arrays and `datasets` Columns alike
+            row = {k: ([v[i]] if _is_column(v) else v) for k, v in columns.items()}
             try:
                 out.append(_clean(fn(completions[i : i + 1], **row)[0]))
             except Exception:  # noqa: BLE001

@@ -154,3 +154,66 @@ def test_r1_reasoning_is_dropped_but_a_trace_that_is_all_reasoning_is_kept():
     assert strip_reasoning("<think>try 3? no, 4.</think>\nSo $x=4$.") == "So $x=4$."
     assert strip_reasoning("scratch work\n</think>\n\nClean: $x=4$.") == "Clean: $x=4$."
     assert strip_reasoning("<think>only scratch work</think>") == "<think>only scratch work</think>"
+
+
+# --- bytes are never silently changed (issue 10) ---------------------------------------------------
+
+GOOD = {"problem": "Show $1<2$.", "solution": "We have $2-1=1$, so $1<2$."}
+
+
+def test_invalid_utf8_jsonl_lines_are_bad_encoding_drops(tmp_path):
+    src = tmp_path / "mixed.jsonl"
+    bad = json.dumps({"problem": "Show caf\u00e9.", "solution": "It is caf\u00e9."}).encode().replace(b"\\u00e9", b"\xe9")
+    src.write_bytes(json.dumps(GOOD).encode() + b"\n" + bad + b"\n" + json.dumps({**GOOD, "problem": "p\udcff"}).encode() + b"\n")
+    kept, drops = read(f"{src}:kind=proof")
+    assert [t.problem for t in kept] == [GOOD["problem"]]
+    assert [d.reason for d in drops] == ["bad_encoding", "bad_encoding"]  # a raw 0xE9 byte; a \udcff escape
+    assert drops[0].id == "mixed.jsonl:2"
+
+
+def test_invalid_utf8_in_a_json_array_drops_that_row_only(tmp_path):
+    src = tmp_path / "rows.json"
+    text = json.dumps([GOOD, {"problem": "Q MARK", "solution": "x"}]).encode().replace(b"MARK", b"\xff\xfe")
+    src.write_bytes(text)
+    kept, drops = read(f"{src}:kind=proof")
+    assert [t.problem for t in kept] == [GOOD["problem"]] and [d.reason for d in drops] == ["bad_encoding"]
+
+
+def test_invalid_utf8_in_a_parquet_string_column_drops_that_row_only(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    raw = pa.array([GOOD["problem"].encode(), b"bad \xff\xfe problem", b"Show $2<3$."], type=pa.binary())
+    problems = pa.Array.from_buffers(pa.string(), len(raw), raw.buffers())  # a string column, unvalidated
+    pq.write_table(pa.table({"problem": problems, "solution": [GOOD["solution"]] * 3}), tmp_path / "t.parquet")
+
+    kept, drops = read(f"{tmp_path / 't.parquet'}:kind=proof")
+
+    assert [t.problem for t in kept] == [GOOD["problem"], "Show $2<3$."]
+    assert [(d.id, d.reason) for d in drops] == [("t.parquet:1", "bad_encoding")]
+
+
+@pytest.mark.parametrize("content", [b"", b"PAR1" + b"x" * 100 + b"PAR1", b"not parquet at all"], ids=["0-byte", "corrupt", "text"])
+def test_unreadable_parquet_is_one_source_error(tmp_path, content):
+    (tmp_path / "s.parquet").write_bytes(content)
+    with pytest.raises(SourceError, match="is not a readable Parquet file"):
+        read(f"{tmp_path / 's.parquet'}:kind=proof")
+
+
+def test_bad_encoding_is_counted_in_the_build_and_corrupt_parquet_is_one_line(tmp_path, capsys, monkeypatch):
+    from mrtasks.build import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b'{"problem": "caf\xe9", "solution": "x"}\n')
+    assert main(["--out", str(tmp_path / "o"), "--no-progress", "--source", "sample", "--source", f"{src}:kind=proof"]) == 0
+    stats = json.loads((tmp_path / "o" / "build_stats.json").read_text())
+    assert stats["drops"]["source"]["bad_encoding"] == 1
+
+    before = {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir() if p.is_file()}
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    code = main(["--out", str(tmp_path / "o"), "--no-progress", "--source", f"{tmp_path / 'empty.parquet'}:kind=proof"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("error: ") and "empty.parquet is not a readable Parquet file" in err[-1]
+    assert "Traceback" not in "\n".join(err)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir() if p.is_file()} == before

@@ -16,14 +16,17 @@ A source is named on the command line by a spec string, `NAME[:PATH][:key=value,
 Options for every source: `limit=N` (read at most N rows), `solutions=N` (trajectories per
 problem where a row holds several, e.g. DeepMath's three R1 solutions or Qwen's 8 CoTs; default 1).
 
-A malformed row (missing field, wrong type, empty or oversized text, bad JSON) becomes a `Drop`
-with a counted reason, never an exception.
+A malformed row (missing field, wrong type, empty or oversized text, bad JSON, bytes that are not
+valid UTF-8) becomes a `Drop` with a counted reason, never an exception; bytes are never silently
+replaced (`bad_encoding`). A file that cannot be read at all (missing, 0-byte or corrupt Parquet,
+unreadable) is a `SourceError` with a one-line message.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -411,9 +414,14 @@ HUB_PRESETS = {"deepmath": DEEPMATH_REPO, "deeptheorem": DEEPTHEOREM_REPO}
 
 
 def read_jsonl(path: Path) -> Iterator[Row | Drop]:
-    """Rows of a JSON-lines file; an unparsable or non-object line becomes a Drop."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for lineno, line in enumerate(f, 1):
+    """Rows of a JSON-lines file; an unparsable, non-object or non-UTF-8 line becomes a Drop."""
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield Drop(f"{path.name}:{lineno}", "bad_encoding", f"invalid UTF-8 at byte {e.start}")
+                continue
             if not line.strip():
                 continue
             try:
@@ -428,8 +436,10 @@ def read_jsonl(path: Path) -> Iterator[Row | Drop]:
 
 
 def read_json_array(path: Path) -> Iterator[Row | Drop]:
+    """Rows of a JSON array file (or JSON lines named .json). Invalid UTF-8 bytes are kept as lone
+    surrogates here, so the rows holding them are dropped as `bad_encoding` by `iter_source`."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8", errors="surrogateescape"))
     except json.JSONDecodeError:
         yield from read_jsonl(path)  # `.json` files are often JSON lines in disguise
         return
@@ -439,16 +449,36 @@ def read_json_array(path: Path) -> Iterator[Row | Drop]:
         yield row if isinstance(row, dict) else Drop(f"{path.name}:{k}", "bad_json", "not an object")
 
 
-def read_parquet(path: Path) -> Iterator[Row]:
+def read_parquet(path: Path) -> Iterator[Row | Drop]:
+    """Rows of a Parquet file; a row with invalid UTF-8 in a string column becomes a `bad_encoding` Drop."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
-        yield from batch.to_pylist()
+    try:
+        file = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as e:
+        raise SourceError(f"{path} is not a readable Parquet file: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    offset = 0
+    try:
+        for batch in file.iter_batches(batch_size=1024):
+            try:
+                yield from batch.to_pylist()
+            except UnicodeDecodeError:  # find the rows that hold the bad bytes
+                for i in range(batch.num_rows):
+                    try:
+                        yield batch.slice(i, 1).to_pylist()[0]
+                    except UnicodeDecodeError as e:
+                        yield Drop(f"{path.name}:{offset + i}", "bad_encoding", f"invalid UTF-8 at byte {e.start}")
+            offset += batch.num_rows
+    except (pa.ArrowException, OSError) as e:
+        raise SourceError(f"{path} is a corrupt Parquet file (after {offset} rows): {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
 
 
 def read_file(path: Path) -> Iterator[Row | Drop]:
     if not path.is_file():
         raise SourceError(f"source file not found: {path}")
+    if not os.access(path, os.R_OK):
+        raise SourceError(f"source file not readable: {path}")
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return read_parquet(path)
@@ -463,7 +493,11 @@ def read_hub(spec: SourceSpec) -> Iterator[Row]:
 
     repo = HUB_PRESETS[spec.preset]
     logger.info("loading %s at revision %s from the Hub", repo, spec.revision)
-    ds = load_dataset(repo, split="train", revision=spec.revision, streaming=spec.limit is not None)
+    try:
+        ds = load_dataset(repo, split="train", revision=spec.revision, streaming=spec.limit is not None)
+    except Exception as e:  # noqa: BLE001 - offline, unknown revision, auth: one line, not a traceback
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        raise SourceError(f"cannot load {repo} at {spec.revision} from the Hub: {type(e).__name__}: {first}") from None
     yield from ds
 
 
@@ -512,6 +546,25 @@ def iter_source(spec: SourceSpec) -> Iterator[Result]:
             yield row
             continue
         try:
-            yield from normalize(row, i, spec)
+            results = normalize(row, i, spec)
         except (TypeError, ValueError, AttributeError, KeyError) as e:  # a row shaped like nothing we know
             yield Drop(f"{spec.name}/{i}", "malformed_row", f"{type(e).__name__}: {e}"[:120])
+            continue
+        for r in results:
+            yield _check_encoding(r)
+
+
+def _check_encoding(result: Result) -> Result:
+    """A trajectory whose text holds lone surrogates (invalid UTF-8 bytes, or `\\udcff` escapes in
+    JSON) cannot be written without changing bytes: it becomes a `bad_encoding` Drop."""
+    if isinstance(result, Drop):
+        return result
+    for key in ("problem", "solution", "answer"):
+        value = getattr(result, key)
+        if value is None:
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return Drop(result.id, "bad_encoding", f"{key} holds an unpaired surrogate at {e.start}")
+    return result

@@ -164,7 +164,7 @@ def split_top_level(text: str, sep: str = ";") -> list[str]:
             depth += 1
         elif c in CLOSERS:
             depth = max(depth - 1, 0)
-        elif c == sep and depth == 0:
+        elif c == sep and depth == 0 and not (i and text[i - 1] == "\\"):  # `\;`, `\,` are spacing
             parts.append(text[last:i].strip())
             last = i + 1
     parts.append(text[last:].strip())

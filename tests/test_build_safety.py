@@ -264,3 +264,96 @@ def test_verbose_raises_only_project_loggers(tmp_path, capsys):
         assert logging.getLogger(lib).getEffectiveLevel() >= logging.WARNING, lib
     assert run_main(capsys, "--out", str(tmp_path / "q"))[0] == 0
     assert logging.getLogger("mrtasks").getEffectiveLevel() == logging.INFO
+
+
+# --- 4/5. the llm path against a local OpenAI-compatible server ------------------------------------
+
+openai = pytest.importorskip("openai")
+from mrtasks.curate.testing import FakeOpenAIServer, Reply  # noqa: E402
+
+KEY_CANARY = "sk-canary-3f9a1c7e5b2d4068"
+TOKEN_CANARY = "hf_canaryTOKENx7Q2mZ9wL4vB8nR1"
+
+
+def llm_args(server: FakeOpenAIServer, *extra: str) -> list[str]:
+    return ["--annotator", "llm", "--base-url", server.base_url, "--model", "fake-r1", *extra]
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer() as s:
+        yield s
+
+
+def test_rejected_api_key_is_one_line_exit_5_and_keeps_the_previous_build(tmp_path, capsys, server, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    out = tmp_path / "tasks"
+    assert run_main(capsys, "--out", str(out))[0] == 0
+    before = snapshot(out)
+    server.responder = lambda body: Reply(status=401)
+
+    code, err = run_main(capsys, "--out", str(out), *llm_args(server))
+
+    assert code == 5
+    assert err.strip().splitlines()[-1] == (
+        f"error: the endpoint refused the API key (HTTP 401); set $OPENAI_API_KEY; {out} left untouched")
+    assert "Traceback" not in err
+    assert snapshot(out) == before and siblings(out) == []
+
+
+def test_a_cache_file_that_is_not_sqlite_fails_before_any_call(tmp_path, capsys, server):
+    bad = tmp_path / "cache.sqlite"
+    bad.write_text("not a database " * 100)
+    code, err = run_main(capsys, "--out", str(tmp_path / "tasks"), *llm_args(server, "--cache", str(bad)))
+    assert code == 5 and "is not a usable sqlite database" in err and err.count("\n") == 1
+    assert server.log == [] and not (tmp_path / "tasks").exists()
+    assert bad.read_text() == "not a database " * 100
+
+
+def test_an_endpoint_that_is_down_is_an_empty_build_exit_3(tmp_path, capsys):
+    with FakeOpenAIServer() as s:
+        url = s.base_url  # nobody listens there once it stops
+    code, err = run_main(capsys, "--out", str(tmp_path / "tasks"), "--annotator", "llm", "--base-url", url,
+                         "--model", "m", "--max-retries", "0", "--no-cache")
+    assert code == 3
+    line = err.strip().splitlines()[-1]
+    assert "every source row was dropped" not in line and "ended with no rows" in line
+    assert "annotate/llm_api_error: " in line and not (tmp_path / "tasks").exists()
+
+
+def test_the_default_cache_is_persistent_and_a_rerun_pays_nothing(tmp_path, capsys, server, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert run_main(capsys, "--out", str(tmp_path / "a"), *llm_args(server))[0] == 0
+    calls = len(server.log)
+    assert (tmp_path / "xdg" / "mrtasks" / "llm-cache.sqlite").is_file()
+    assert run_main(capsys, "--out", str(tmp_path / "b"), *llm_args(server))[0] == 0
+    assert calls > 0 and len(server.log) == calls
+    a, b = (json.loads((tmp_path / d / "build_stats.json").read_text()) for d in "ab")
+    assert a["fingerprint"] == b["fingerprint"]
+    assert a["annotator_stats"]["requests"] == calls and a["annotator_stats"].get("transport_retries", 0) == 0
+    assert b["annotator_stats"]["cache_hits"] >= calls and "requests" not in b["annotator_stats"]
+
+
+def test_secrets_never_reach_output_logs_or_files_and_v_stays_quiet(tmp_path, server):
+    """Canary: the API key and HF_TOKEN appear nowhere but the Authorization header, even with -v."""
+    out, xdg = tmp_path / "tasks", tmp_path / "xdg"
+    env = {**os.environ, **OFFLINE, "OPENAI_API_KEY": KEY_CANARY, "HF_TOKEN": TOKEN_CANARY, "XDG_CACHE_HOME": str(xdg)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mrtasks.build", "--out", str(out), "-v", "--no-progress", *llm_args(server)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for text in (proc.stdout, proc.stderr):
+        assert KEY_CANARY not in text and TOKEN_CANARY not in text
+    assert "INFO mrtasks.curate.llm: llm annotate: 36 trajectories, 72 requests" in proc.stderr
+    assert not [line for line in proc.stderr.splitlines() if not line.startswith(("DEBUG mrtasks", "INFO mrtasks",
+                "DEBUG builders", "INFO builders", "WARNING", "ERROR"))], "no library logs (httpx, openai, datasets)"
+    for f in [*out.rglob("*"), *xdg.rglob("*"), *tmp_path.glob(".tasks*")]:
+        if f.is_file():
+            data = f.read_bytes()
+            assert KEY_CANARY.encode() not in data and TOKEN_CANARY.encode() not in data, f
+    assert server.log and all({k.lower(): v for k, v in r.headers.items()}["authorization"] == f"Bearer {KEY_CANARY}"
+                              for r in server.log)
+    for r in server.log:
+        others = {k: v for k, v in r.headers.items() if k.lower() != "authorization"}
+        assert KEY_CANARY not in json.dumps([r.body, others])

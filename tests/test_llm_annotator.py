@@ -275,6 +275,60 @@ def test_unreachable_endpoint_is_an_api_error_drop():
     assert isinstance(out, Drop) and out.reason == "llm_api_error"
 
 
+# --- a real endpoint: timeouts, SDK retries, response size (issue 10) -----------------------------
+
+
+def test_requests_ask_for_max_tokens(server):
+    annotator(server, max_tokens=1234).annotate([traj()])
+    assert {r.body.get("max_tokens") for r in server.completed()} == {1234}
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content_length", "chunked"])
+def test_oversized_bodies_are_refused_counted_and_not_cached(server, chunked):
+    server.responder = by_kind(Reply(content="x" * 6000, chunked=chunked))
+    ann = annotator(server, max_response_bytes=4096, max_attempts=2)
+
+    [out] = ann.annotate([traj()])
+
+    assert isinstance(out, Drop) and out.reason == "llm_oversized_response" and "4096" in out.detail
+    assert ann.stats["oversized_responses"] == 2 and ann.stats["drop:llm_oversized_response"] == 1
+    assert len(server.log) == 2 + 1, "no transport retry of a refused body: 2 formula attempts + 1 steps call"
+    assert ann.stats["transport_retries"] == 0
+    assert len(ann.cache) == 1, "only the step answer is cached"
+
+
+def test_a_hung_endpoint_times_out_and_the_sdk_retries_are_counted(server):
+    server.responder = lambda body: Reply(hang=True)
+    ann = annotator(server, timeout=0.3, max_retries=1)
+    start = time.monotonic()
+
+    [out] = ann.annotate([traj()])
+
+    assert isinstance(out, Drop) and out.reason == "llm_api_error" and "APITimeoutError after 2 tries" in out.detail
+    assert ann.stats["transport_retries"] == 2 and len(server.log) == 4  # two prompts, two tries each
+    assert time.monotonic() - start < 5
+
+
+def test_the_cache_key_includes_the_endpoint(tmp_path):
+    cache = tmp_path / "c.sqlite"
+    with FakeOpenAIServer() as a, FakeOpenAIServer() as b:
+        LLMAnnotator(LLMConfig(model="m", base_url=a.base_url, cache_path=cache, progress=False)).annotate([traj()])
+        LLMAnnotator(LLMConfig(model="m", base_url=a.base_url + "/", cache_path=cache, progress=False)).annotate([traj()])
+        assert len(a.log) == 2, "same endpoint (trailing slash aside): served from the cache"
+        LLMAnnotator(LLMConfig(model="m", base_url=b.base_url, cache_path=cache, progress=False)).annotate([traj()])
+        assert len(b.log) == 2, "another endpoint is asked again"
+
+
+def test_default_cache_path_is_under_the_user_cache_dir(tmp_path, monkeypatch):
+    from mrtasks.curate.cache import default_cache_path
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_path() == tmp_path / "xdg" / "mrtasks" / "llm-cache.sqlite"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_cache_path() == tmp_path / "home" / ".cache" / "mrtasks" / "llm-cache.sqlite"
+
+
 # --- concurrency and cache ---------------------------------------------------------------------
 
 

@@ -40,6 +40,8 @@ class Reply:
     """Extra seconds to wait before answering, on top of the server's latency."""
     hang: bool = False
     """Never answer (until the server stops): a stuck upstream, or a build killed mid-call."""
+    chunked: bool = False
+    """Send the body with `Transfer-Encoding: chunked` (no Content-Length), in 1 KiB chunks."""
 
 
 Responder = Callable[[dict[str, Any]], "Reply | str"]
@@ -49,6 +51,8 @@ Responder = Callable[[dict[str, Any]], "Reply | str"]
 class LoggedRequest:
     body: dict[str, Any]
     started: float
+    headers: dict[str, str] = field(default_factory=dict)
+    """The request's HTTP headers (to check where the API key travels)."""
     status: int | None = None
     completed: bool = False
     """True once the full answer was written to the client."""
@@ -128,6 +132,13 @@ class _ThreadingServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # the listen backlog; the default 5 resets bursts of connections
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a cancelled or killed annotator) is normal here, not a traceback."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
 
 class FakeOpenAIServer:
     """Threaded HTTP server on 127.0.0.1 (a free port); use as a context manager or start()/stop()."""
@@ -176,15 +187,24 @@ class FakeOpenAIServer:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
 
-            def _send(self, status: int, body: str, headers: dict[str, str]) -> None:
+            def _send(self, status: int, body: str, headers: dict[str, str], chunked: bool = False) -> None:
                 data = body.encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
-                self.send_header("Content-Length", str(len(data)))
+                if chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(len(data)))
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if chunked:
+                    for k in range(0, len(data), 1024):
+                        piece = data[k : k + 1024]
+                        self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                    self.wfile.write(b"0\r\n\r\n")
+                else:
+                    self.wfile.write(data)
                 self.wfile.flush()
 
             def do_POST(self) -> None:
@@ -197,7 +217,7 @@ class FakeOpenAIServer:
                 except json.JSONDecodeError:
                     self._send(400, json.dumps({"error": {"message": "invalid JSON body"}}), {})
                     return
-                entry = LoggedRequest(body=body, started=time.monotonic())
+                entry = LoggedRequest(body=body, started=time.monotonic(), headers=dict(self.headers.items()))
                 with server._lock:
                     server.log.append(entry)
                     n = len(server.log)
@@ -220,7 +240,7 @@ class FakeOpenAIServer:
                 else:
                     text = json.dumps({"error": {"message": f"scripted error {reply.status}"}})
                 try:
-                    self._send(reply.status, text, dict(reply.headers))
+                    self._send(reply.status, text, dict(reply.headers), reply.chunked)
                 except OSError:  # the client went away
                     return
                 with server._lock:

@@ -93,7 +93,7 @@ _WORD_SEP = re.compile(
 )
 _SPACING = re.compile(r"(?<!\\)\\(?:[,;:! ]|quad|qquad|displaystyle|textstyle|limits|nolimits)(?![a-zA-Z])|~")
 _SIZING = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])\.?")
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ$")
+_DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°|\\degree(?![a-zA-Z])|\\circ$")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _THOUSANDS_SEP = re.compile(r"(?<=\d)(?:\{,\}|,\\!\s*|\\,|\\ |\s)(?=\d{3}(?!\d))")
 _CMD_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[a-zA-Z])")
@@ -159,6 +159,7 @@ def final_text(text: str) -> str:
     text = _PROSE.sub("", text, count=1)
     text = strip_wrappers(text)
     text = _PERCENT_WORDS.sub("", text)
+    text = _PLAIN_UNIT.sub("", text)  # `6 m` is six metres here, but 6*m in a formula
     return _TRAILING_WORDS.sub("", text)
 
 
@@ -173,7 +174,6 @@ def normalize(text: str) -> str:
     text = _WORD_SEP.sub(",", text)
     text = _TEXT_UNIT.sub("", text)
     text = _TEXT_TRAILING.sub("", text)
-    text = _PLAIN_UNIT.sub("", text)
     for _ in range(3):
         text = _TEXT_CMD.sub(r"\1", text)
     text = _SPACING.sub(" ", text)
@@ -266,7 +266,7 @@ def parse_answer(text: str, strip_lhs: bool = True) -> Answer:
     docstring); formulas keep every word and left-hand side."""
     if len(text) > MAX_ANSWER_CHARS:
         return Answer(norm=text)
-    return _parse(normalize(final_text(text) if strip_lhs else text), depth=0)
+    return _parse(normalize(final_text(text) if strip_lhs else text), depth=0, final=strip_lhs)
 
 
 def _flatten(parts: list[Answer]) -> tuple[Answer, ...]:
@@ -277,23 +277,16 @@ def _flatten(parts: list[Answer]) -> tuple[Answer, ...]:
     return tuple(out)
 
 
-def _parse(norm: str, depth: int) -> Answer:
+def _parse(norm: str, depth: int, final: bool) -> Answer:
     if depth > 6 or not norm:
         return Answer(norm=norm)
-    sub = lambda s: _parse(strip_wrappers(s), depth + 1)  # noqa: E731
+    sub = lambda s: _parse(strip_wrappers(s), depth + 1, final)  # noqa: E731
     m = _IN.match(norm)
     if m and m.end() < len(norm):
         return sub(norm[m.end() :])
     groups, _ = _split(norm, _SEMI)
     if len(groups) > 1:
         return Answer(norm, "list", "", _flatten([sub(g) for g in groups if g]))
-    if len(_PM.findall(norm)) == 1 and "," not in norm and not _RELATION.search(norm):
-        # `\pm 3`, `1 \pm \sqrt{2}`: the two values, in either order
-        values = (_PM.sub("+", norm), _PM.sub("-", norm))
-        return Answer(norm, "list", "pm", tuple(sub(v) for v in values))
-    parts, _ = _split(norm, _CUP)
-    if len(parts) > 1:
-        return Answer(norm, "union", "", tuple(sub(p) for p in parts))
     if _wrapped(norm, "\\{", "\\}"):
         inner = norm[2:-2]
         return Answer(norm, "set", "", _flatten([sub(p) for p in split_top_level(inner, ",") if p]))
@@ -311,16 +304,30 @@ def _parse(norm: str, depth: int) -> Answer:
             return sub(norm[1:-1])
     items, _ = _split(norm, _COMMA)
     if len(items) > 1:
+        rel_at = [i for i, p in enumerate(items) if _split(p, _RELATION)[1]]
+        if rel_at == [0] or rel_at == [len(items) - 1]:
+            # `x = 1, 2, 3` / `1, 2 = x`: one relation whose outer side is the list
+            sides, rels = _split(norm, _RELATION)
+            if len(rels) == 1:
+                shape = _REL_CANON.get(rels[0], rels[0])
+                return Answer(norm, "relation", shape, tuple(sub(s) for s in sides))
         parsed = [sub(p) for p in items if p]
         labels = [_label_value(p) for p in parsed]
         names = [lv[0] for lv in labels if lv]
-        if all(labels) and len(set(names)) == len(names) > 1:
+        if final and all(labels) and len(set(names)) == len(names) > 1:
             return Answer(norm, "group", "", tuple(lv[1] for lv in labels))  # type: ignore[index]
         return Answer(norm, "list", "", _flatten(parsed))
     sides, rels = _split(norm, _RELATION)
-    if rels:
+    if rels:  # before `\cup`: `Y = A \cup B` is a relation
         shape = " ".join(_REL_CANON.get(r, r) for r in rels)
         return Answer(norm, "relation", shape, tuple(sub(s) for s in sides))
+    if len(_PM.findall(norm)) == 1 and "," not in norm and not _RELATION.search(norm):
+        # `\pm 3`, `1 \pm \sqrt{2}`: the two values, in either order
+        values = (_PM.sub("+", norm), _PM.sub("-", norm))
+        return Answer(norm, "list", "pm", tuple(sub(v) for v in values))
+    parts, _ = _split(norm, _CUP)
+    if len(parts) > 1:
+        return Answer(norm, "union", "", tuple(sub(p) for p in parts))
     ratio, _ = _split(norm, _COLON)
     if len(ratio) > 1 and all(ratio):
         return Answer(norm, "ratio", str(len(ratio)), tuple(sub(p) for p in ratio))
@@ -390,32 +397,37 @@ def _difference(a: Answer) -> expr.Node | None:
     return ("add", lhs.node, ("neg", rhs.node))
 
 
-def _proportional(f: expr.Node, g: expr.Node, positive: bool) -> bool | None:
-    """Is f = c*g for a constant c != 0 (c > 0 when `positive`)? None when it cannot tell."""
+def _proportional(f: expr.Node, g: expr.Node, positive: bool, unit: bool) -> bool | None:
+    """Is f = c*g for a constant c != 0 (c > 0 when `positive`; c = +-1 when `unit`)? None when
+    it cannot tell (a side does not evaluate, or f and g are constants). Probe points are exact
+    rationals, so polynomials are compared exactly (`N = 9876512` vs `N = 9876510` differ)."""
     names = expr.variables(f) | expr.variables(g)
     if not names:
         return None
-    ratio = None
+    ratios, seen = [], set()
     for env in expr.probe_points(names, count=4):
+        env = {k: Fraction(v) for k, v in env.items()}
         try:
-            vf, vg = float(expr.evaluate(f, env)), float(expr.evaluate(g, env))
+            vf, vg = expr.evaluate(f, env), expr.evaluate(g, env)
         except (expr.ExprError, OverflowError, ValueError):
             return None
-        if abs(vf) < 1e-12 and abs(vg) < 1e-12:
+        seen.add(vf)
+        if vf == 0 and vg == 0:
             continue
-        if abs(vf) < 1e-12 or abs(vg) < 1e-12:
+        if vf == 0 or vg == 0:
             return False
-        r = vf / vg
-        if ratio is None:
-            ratio = r
-        elif not math.isclose(r, ratio, rel_tol=1e-9):
-            return False
-    if ratio is None:
-        return None
-    return ratio > 0 if positive else True
+        ratios.append(vf / vg)
+    if not ratios or len(seen) < 2:
+        return None  # constants: `\frac{1}{2i}(-\pi i) = \frac{\pi}{5}` has no variable left
+    first = ratios[0]
+    if not all(expr.values_equal(r, first) for r in ratios[1:]):
+        return False
+    if unit and not (expr.values_equal(abs(first), 1)):
+        return False
+    return first > 0 if positive else True
 
 
-def _normal_form_equal(p: Answer, r: Answer) -> bool | None:
+def _normal_form_equal(p: Answer, r: Answer, final: bool = True) -> bool | None:
     """Two-sided relations compared as `lhs - rhs` (up to a constant factor, see docstring)."""
     if len(p.parts) != 2 or len(r.parts) != 2:
         return None
@@ -424,7 +436,7 @@ def _normal_form_equal(p: Answer, r: Answer) -> bool | None:
     if fp is None or fr is None:
         return None
     if rp == "=" and rr == "=":
-        return _proportional(fp, fr, positive=False)
+        return _proportional(fp, fr, positive=False, unit=not final)
     if rp in _INEQ and rr in _INEQ:
         if (rp in ("<", ">")) != (rr in ("<", ">")):
             return False
@@ -432,7 +444,7 @@ def _normal_form_equal(p: Answer, r: Answer) -> bool | None:
             fp = ("neg", fp)  # orient both as `f < 0` / `f <= 0`
         if rr in (">", "\\geq"):
             fr = ("neg", fr)
-        return _proportional(fp, fr, positive=True)
+        return _proportional(fp, fr, positive=True, unit=not final)
     return False if {rp, rr} <= _INEQ | {"="} else None
 
 
@@ -469,7 +481,7 @@ def _compare_relations(p: Answer, r: Answer, final: bool) -> bool | None:
         members = _members_equal(p, r, final)
         if members is True:
             return True
-        normal = _normal_form_equal(p, r)
+        normal = _normal_form_equal(p, r, final)
         if normal is True:
             return True
         # Member-wise decided "different" and the normal form cannot say more (a side does not
@@ -578,7 +590,7 @@ def _relation_set(a: Answer) -> list[Interval] | None:
         elif i == k:
             c = values[i + 1]
         else:
-            continue
+            return None  # a relation between two constants: not a one-variable condition
         if rel in ("<", "\\leq", "="):
             if c < hi_v or (c == hi_v and rel == "<"):
                 hi_v, hi_c = c, rel != "<"
@@ -603,6 +615,14 @@ def _relation_set(a: Answer) -> list[Interval] | None:
 
 
 def _to_intervals(a: Answer) -> list[Interval] | None:
+    """The point set of an interval-like answer, or None. Relations in a list or union must
+    constrain the same member (`x<2 or x>3`; not `A_4 \\geq 4, A_5 \\geq 9`)."""
+    free: set[str] = set()
+    out = _collect_intervals(a, free)
+    return out if out is not None and len(free) <= 1 else None
+
+
+def _collect_intervals(a: Answer, free: set[str]) -> list[Interval] | None:
     if a.norm in _REALS:
         return [(-_INF, False, _INF, False)]
     if a.kind == "tuple" and len(a.parts) == 2:
@@ -616,12 +636,13 @@ def _to_intervals(a: Answer) -> list[Interval] | None:
     if a.kind in ("union", "list"):
         out: list[Interval] = []
         for p in a.parts:
-            s = _to_intervals(p)
+            s = _collect_intervals(p, free)
             if s is None:
                 return None
             out += s
         return out
     if a.kind == "relation":
+        free.update(m.norm for m in a.parts if _number(m) is None)
         return _relation_set(a)
     return None
 
@@ -660,7 +681,7 @@ def compare(pred: Answer, ref: Answer, final: bool = True) -> bool | None:
     """True / False when the cheap tiers decide, None when they cannot."""
     if pred.norm == ref.norm:
         return True
-    if _intervalish(pred) or _intervalish(ref):
+    if final and (_intervalish(pred) or _intervalish(ref)):
         sp, sr = _to_intervals(pred), _to_intervals(ref)
         if sp is not None and sr is not None:
             return _same_sets(sp, sr)
@@ -770,6 +791,8 @@ def _quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool]:
         return verdict, False
     if len(pred) > MAX_SYMPY_CHARS or not safe_for_sympy(pred):
         return None, False
+    if _skeleton_differs(p.norm, r.norm) is False:
+        return False, False  # the same text but for a number: never ask MathRuler
     if not strip_lhs and len(_letters(pred) | _letters(ref)) > 2:
         # Formulas: MathRuler only runs sympy on expressions with at most two distinct letters
         # (after LaTeX commands become text); with more it can only match by string

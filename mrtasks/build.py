@@ -187,6 +187,7 @@ def write_dataset(
         "drops": result.drops_by_stage(),
         "sources": result.sources,
         "parameters": params,
+        "quality": result.quality,
     }
     if annotator_stats:
         stats["annotator_stats"] = dict(sorted(annotator_stats.items()))  # requests, cache hits, retries

@@ -82,3 +82,13 @@ def test_balanced_sample_alternates_kinds_and_ignores_input_order():
     assert Counter(r["kind"] for r in pick) == {"computation": 3, "proof": 3}
     assert pick == balanced_sample(items[::-1], 6, 0, "t", lambda r: r["kind"], lambda r: r["id"])
     assert len(balanced_sample(items, 100, 0, "t", lambda r: r["kind"], lambda r: r["id"])) == 13
+
+
+def test_sibling_problems_with_different_answers_are_not_near_duplicates():
+    index = NearDuplicateIndex(threshold=0.8)
+    base = "A bag has 5 red marbles and 7 blue marbles. Two marbles are drawn without replacement. "
+    base += "What is the probability that both are red?"
+    assert index.add("a", base, answer="5/33") is None
+    assert index.add("b", base.replace("?", " ?"), answer="5/33") == "a"  # same problem, same answer
+    assert index.add("c", base.replace("both are red", "both are red, as a fraction"), answer="0.15") is None
+    assert index.add("d", base.replace("both are red", "both are red, as a fraction"), answer=" 0.15 ") == "c"

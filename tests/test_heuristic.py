@@ -8,13 +8,41 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mrtasks.curate.base import Drop
-from mrtasks.curate.heuristic import HeuristicAnnotator, HeuristicConfig, extract_formulas, split_steps
+from mrtasks.curate.heuristic import (
+    HeuristicAnnotator,
+    HeuristicConfig,
+    extract_formulas,
+    find_candidates,
+    junk_reason,
+    split_steps,
+    theorem_names_equal,
+)
 from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 from mrtasks.trajectory import Trajectory
 
+ALL = {"max_mask_share": 1.0}  # offer every candidate (the cap is tested on its own)
 
-def texts(solution: str, **kw) -> list[str]:
-    return [f.text for f in extract_formulas(solution, HeuristicConfig(**kw))]
+
+def texts(solution: str, problem: str = "", **kw) -> list[str]:
+    return [f.text for f in extract_formulas(solution, HeuristicConfig(**{**ALL, **kw}), problem)]
+
+
+def candidates(solution: str) -> list[tuple[str, str, str | None]]:
+    return [(solution[c.start : c.end], c.kind, c.junk) for c in find_candidates(solution)]
+
+
+def covers_but_figures(steps: list[str], solution: str) -> bool:
+    """Steps are verbatim, in order, and leave out nothing but whitespace and figure references."""
+    pos, rest = 0, []
+    for step in steps:
+        j = solution.find(step, pos)
+        if j < 0:
+            return False
+        rest.append(solution[pos:j])
+        pos = j + len(step)
+    rest.append(solution[pos:])
+    left = re.sub(r"<img_\d+>|(?:Figure|Fig\.?)\s*\d+|\[asy\].*?\[/asy\]", "", "".join(rest), flags=re.S | re.I)
+    return not left.strip()
 
 
 def squash(s: str) -> str:
@@ -47,14 +75,119 @@ def test_repeated_formula_is_not_maskable_since_its_copy_would_give_it_away():
 
 
 def test_relations_rank_above_bare_expressions():
-    sol = r"Consider $\frac{a}{b} + c$ and later $p = q + r$."
-    assert texts(sol) == ["p = q + r", r"\frac{a}{b} + c"]
+    sol = r"Consider $\frac{a}{b} + c_{n+1}$ and later $p = q + r$."
+    assert texts(sol) == ["p = q + r", r"\frac{a}{b} + c_{n+1}"]
 
 
 def test_gsm8k_style_plain_arithmetic_counts_as_formulas():
     sol = "Natalia sold 48/2 = 24 clips in May.\nShe sold 48+24 = 72 clips in all, about $72 worth."
     assert texts(sol) == ["48+24 = 72", "48/2 = 24"]
     assert texts(sol, plain_equations=False) == []
+    units = "First: 12 burrs * 6 ticks/burr = 72 ticks\nWe know that s + c = 80, so 4c = 80 and c = 20 guests."
+    assert set(texts(units)) == {"12 burrs * 6 ticks/burr = 72 ticks", "s + c = 80", "4c = 80", "c = 20"}
+
+
+# --- the candidate model: one small case per rejection rule -------------------------------------
+
+
+def test_each_junk_rule_rejects_its_case_and_keeps_real_formulas():
+    assert junk_reason("ab") == junk_reason("{eV}") == junk_reason("&=1") == "too_short"
+    for text in ("3.5", "1,000", r"12\text{ cm}", r"90^\circ", r"50 \%"):
+        assert junk_reason(text) == "bare_number_or_unit", text
+    assert junk_reason(r"\mathrm{Cu}") == junk_reason(r"\text{hence}") == "text_only"
+    assert junk_reason("&=-9") == junk_reason(r"\geq 2^{N-3}+1") == "leading_relation"
+    assert junk_reason(r"A C=\sqrt{35^{2}+12^{2}}=") == junk_reason("t_{1}-t_{0}=") == junk_reason(r"a \cdot") == "trailing_operator"
+    assert junk_reason("a+b}") == junk_reason(r"\left( x") == "unbalanced_braces"
+    assert junk_reason(r"\frac{\boxed{3}}{2}") == junk_reason(r"x^{\tag{1}}") == "nested_box_or_tag"
+    assert junk_reason("a=1; b=2") == "top_level_semicolon"
+    for good in ("x=2", r"\sqrt{2}", "a/b", r"f^{-1}", r"p_{f(n)} \rightarrow L", r"\left\|x\right\| \leq 1"):
+        assert junk_reason(good) is None, good
+
+
+def test_junk_is_never_offered_and_does_not_count_towards_min_formulas():
+    sol = r"The mass is $5$ kg at $20^\circ$, in $\mathrm{eV}$: so $E = mc^2$ and $t_1 - t_0 =$ 3 s."
+    assert texts(sol) == ["E = mc^2"]
+    kinds = {t: j for t, _, j in candidates(sol)}
+    assert kinds["5"] == "too_short" and kinds[r"t_1 - t_0 ="] == "trailing_operator"
+
+
+def test_a_relation_split_across_adjacent_spans_is_merged():
+    sol = r"Then $A C=2 x+c=$ $x\left(2+\frac{d}{d+7}\right)$ holds."
+    assert texts(sol) == [r"A C=2 x+c=$ $x\left(2+\frac{d}{d+7}\right)"]
+
+
+def test_align_rows_and_aligned_blocks_are_separate_candidates_right_hand_sides_of_continuations():
+    sol = r"""We compute
+\[
+\begin{aligned}
+S & =\sum_{i=1}^{n} i \\
+& =\frac{n(n+1)}{2} . \tag{1}
+\end{aligned}
+\]
+and $\begin{align*}&x^2 + 1\\ &\geq 2x\end{align*}$."""
+    assert [t for t, _, _ in candidates(sol)] == [r"S & =\sum_{i=1}^{n} i", r"\frac{n(n+1)}{2}", "x^2 + 1", "2x"]
+
+
+def test_a_display_whose_block_is_part_of_a_formula_stays_whole():
+    sol = r"$$f(x)=\begin{cases}1, & x>0 \\ 0, & x \leq 0\end{cases}$$"
+    assert [t for t, _, _ in candidates(sol)] == [r"f(x)=\begin{cases}1, & x>0 \\ 0, & x \leq 0\end{cases}"]
+
+
+# --- ranking ------------------------------------------------------------------------------------
+
+
+def test_the_final_answer_is_a_candidate_ranked_first_even_as_a_bare_number():
+    sol = r"So $r = 2$ and the radius is $\boxed{2}$. Also $A = \pi r^2 = 4\pi$ and $C = 2\pi r$."
+    got = texts(sol)
+    assert got[0] == "2" and set(got) == {"2", "r = 2", r"A = \pi r^2 = 4\pi", r"C = 2\pi r"}
+    inline = r"We get $$10\cdot6\cdot7=\boxed{420}.$$"
+    assert candidates(inline) == [("420", "answer", None)]
+
+
+def test_masking_the_top_formulas_never_leaves_the_boxed_answer_visible():
+    from mrtasks.curate.quality import visible_boxed_answer
+    from mrtasks.tasks.masked_then_fill import mask_solution
+
+    sol = "\n\n".join(f"Step {k}: $x_{k} = {k} + y_{k}$." for k in range(12)) + r" Hence $x = \boxed{7}$."
+    top = extract_formulas(sol)[:7]
+    assert "7" in [f.text for f in top]
+    assert not visible_boxed_answer(mask_solution(sol, top))
+
+
+def test_givens_copied_from_the_problem_are_not_offered_and_derived_results_are():
+    problem = r"Let $a = 2$ and $b = 3$. Find $a^2 + b^2$."
+    sol = r"Since $a = 2$ and $b = 3$, we get $a^2 = 4$ and $b^2 = 9$, so $a^2 + b^2 = 13$."
+    assert set(texts(sol, problem)) == {"a^2 = 4", "b^2 = 9", "a^2 + b^2 = 13"}
+    assert set(texts(sol)) == {"a = 2", "b = 3", "a^2 = 4", "b^2 = 9", "a^2 + b^2 = 13"}
+
+
+def test_later_derived_relations_rank_above_earlier_ones_of_the_same_shape():
+    sol = r"First $x_1 = y_1 + 1$, and at the end $x_2 = y_2 + 1$."
+    assert texts(sol) == ["x_2 = y_2 + 1", "x_1 = y_1 + 1"]
+
+
+def test_a_cap_on_the_share_offered_keeps_context_visible():
+    sol = " ".join(f"Then $x_{{{k}}} = x_{{{k - 1}}} + {k}$." for k in range(1, 13))
+    assert len(texts(sol)) == 12
+    offered = extract_formulas(sol)  # the default cap: at most 75% of the candidates
+    assert len(offered) == 9
+    assert len(extract_formulas(sol, HeuristicConfig(max_mask_share=0.5))) == 6
+
+
+def test_theorem_names_are_candidates_and_compare_by_name_with_aliases():
+    sol = r"By the AM-GM inequality, $a + b \geq 2\sqrt{ab}$; by Cauchy-Schwarz the bound $S \leq 3$ follows."
+    got = texts(sol)
+    assert "AM-GM inequality" in got and "Cauchy-Schwarz" in got
+    assert theorem_names_equal("AM-GM", "arithmetic-geometric mean inequality") is True
+    assert theorem_names_equal("Vieta's formulas", "Vieta") is True
+    assert theorem_names_equal("Fermat's little theorem", "Fermat’s Little Theorem") is True
+    assert theorem_names_equal("AM-GM", "Cauchy-Schwarz") is False
+    assert theorem_names_equal("AM-GM", "x^2 + y^2") is None
+    assert theorem_names_equal("the pigeonhole principle", "Dirichlet's box principle") is None  # not a bare name
+
+
+def test_theorem_abbreviations_match_only_in_capitals():
+    assert [t for t, k, _ in candidates("By SAS the triangles agree, and sas is not a name.") if k == "theorem"] == ["SAS"]
 
 
 def test_malformed_latex_never_raises():
@@ -114,7 +247,7 @@ def test_annotator_on_real_corpora_gives_verbatim_formulas_and_covering_steps(sh
         assert isinstance(t, Trajectory)
         spans = sorted((f.start, f.end) for f in t.formulas)
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "formulas overlap"
-        assert squash("".join(t.steps)) == squash(t.solution)
+        assert covers_but_figures(t.steps, t.solution), t.id
         assert all("[asy]" not in f.text and "<<" not in f.text for f in t.formulas)
     by_source = {}
     for t in out:

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from mrtasks.curate.pipeline import CONFIGS, PipelineResult
+from mrtasks.curate.quality import quality_section
 from mrtasks.curate.splits import SPLITS
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "cards" / "README.template.md"
@@ -91,6 +92,7 @@ def render_card(
             [[s["name"], s["preset"], f"`{s['revision']}`", s["rows"], s["kept"]] for s in result.sources],
         ),
         "parameters": json.dumps(parameters, indent=2, sort_keys=True),
+        "quality_tables": quality_section(result.quality),
     }
 
     def fill(m: re.Match[str]) -> str:

@@ -4,8 +4,9 @@ Both compare problems as sets of hashed word 3-grams ("shingles") of a normalize
 (lowercased, LaTeX delimiters and sizing commands removed, operators kept as tokens):
 
 - near duplicates inside the corpus: MinHash + LSH finds candidate pairs in ~linear time, and a
-  pair counts when the exact Jaccard similarity of the shingle sets reaches the threshold; the
-  first problem seen is kept.
+  pair counts when the exact Jaccard similarity of the shingle sets reaches the threshold and the
+  final answers agree (the answer is part of the key: sibling sub-problems that differ in one
+  number and in their answer are different tasks); the first problem seen is kept.
 - contamination: a problem is excluded when it shares at least `threshold` of a benchmark
   problem's shingles, or the benchmark shares that much of its own (containment both ways), so a
   restated problem with an extra sentence ("... Show that it is 8.") is still caught.
@@ -86,16 +87,19 @@ class NearDuplicateIndex:
         self._buckets: list[dict[bytes, list[int]]] = [defaultdict(list) for _ in range(bands)]
         self._sets: list[np.ndarray] = []
         self._ids: list[str] = []
-        self._exact: dict[bytes, int] = {}
+        self._answers: list[str] = []
+        self._exact: dict[tuple[bytes, str], int] = {}
 
     def signature(self, sh: np.ndarray) -> np.ndarray:
         x = sh.astype(np.uint64)[:, None]
         return ((x * self._a + self._b) % self._PRIME).min(axis=0)
 
-    def add(self, item_id: str, text: str) -> str | None:
-        """Index text; return the id of an earlier near duplicate (then text is not indexed)."""
+    def add(self, item_id: str, text: str, answer: str | None = None) -> str | None:
+        """Index text; return the id of an earlier near duplicate with the same answer (then text
+        is not indexed). Answers compare after whitespace removal; None matches None only."""
         sh = shingles(text)
-        exact = sh.tobytes()
+        ans = "".join((answer or "").split())
+        exact = (sh.tobytes(), ans)
         if exact in self._exact:
             return self._ids[self._exact[exact]]
         if sh.size == 0:
@@ -107,10 +111,11 @@ class NearDuplicateIndex:
             for j in band.get(key, ()):
                 if j not in seen:
                     seen.add(j)
-                    if jaccard(sh, self._sets[j]) >= self.threshold:
+                    if self._answers[j] == ans and jaccard(sh, self._sets[j]) >= self.threshold:
                         return self._ids[j]
         k = len(self._ids)
         self._ids.append(item_id)
+        self._answers.append(ans)
         self._sets.append(sh)
         self._exact[exact] = k
         for band, key in zip(self._buckets, keys):

@@ -17,6 +17,7 @@ in-order pieces of the solution that together cover all of it.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from collections import Counter
@@ -72,6 +73,11 @@ class HeuristicConfig:
     """Merge the shortest neighbouring steps until at most this many remain (None: no merging)."""
     min_step_chars: int = 12
     """A step shorter than this (e.g. `Q.E.D.`) is merged into its neighbour."""
+    theorem_names: bool = True
+    """Offer theorem names of the lexicon (`THEOREM_ALIASES`) found in the prose as candidates."""
+    max_mask_share: float = 0.75
+    """At most this share of a solution's non-junk candidates is offered as maskable, so that a
+    masked row always keeps context visible (with 7 masks a row needs 10 candidates)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,13 @@ def _inline_dollar_end(text: str, i: int) -> int:
         if not text[j - 1].isspace() and not (j + 1 < n and text[j + 1].isdigit()):
             return j
         return -1  # a `$` that cannot close: the opener was a price or a stray sign
+
+
+@functools.lru_cache(maxsize=8)
+def _math_spans(text: str) -> tuple[tuple[MathSpan, ...], tuple[tuple[int, int], ...]]:
+    """`find_math_spans`, cached: candidates and steps of one solution scan it once."""
+    spans, skipped = find_math_spans(text)
+    return tuple(spans), tuple(skipped)
 
 
 def find_math_spans(text: str) -> tuple[list[MathSpan], list[tuple[int, int]]]:
@@ -191,6 +204,10 @@ def _split_rows(text: str, start: int, end: int, outer_start: int, outer_end: in
     while i < end:
         c = text[i]
         if c == "\\":
+            if text.startswith("\\begin{", i):
+                depth += 1
+            elif text.startswith("\\end{", i):
+                depth -= 1
             if text[i + 1 : i + 2] == "\\" and depth == 0:
                 rows.append(MathSpan(row_start, i, True, outer_start, outer_end))
                 i += 2
@@ -215,46 +232,355 @@ def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def importance(text: str, display: bool) -> float:
-    """A score for ranking formulas: relations, the boxed answer, length and display count."""
-    score = math.log1p(len(text))
-    if _RELATION.search(text):
-        score += 3.0
-    if "\\boxed" in text:
-        score += 2.0
-    if display:
-        score += 1.0
-    if re.search(r"\\(?:frac|sqrt|sum|int|prod|lim|binom|log|sin|cos|tan)", text):
-        score += 0.5
+# --- The candidate model: what a formula must look like to be maskable ----------------------
+
+_SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad|left|right|displaystyle|textstyle|big[lr]?|Big[lr]?)(?![A-Za-z])|[\s&~]")
+_NUMBER = r"[-+\u2212]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:\\%|%|\^\{?\\circ\}?|\\circ|\\degree)?"
+_UNIT_CMD = r"\\(?:text|mathrm|textrm|mbox|operatorname|rm|mathit|textit|textbf|mathbf)\s*\{[^{}]*\}"
+_UNIT_WORD = r"(?:[a-zA-Z\u00b5\u03bc]{1,4}(?:\^\{?-?\d\}?)?(?:/[a-zA-Z]{1,4}(?:\^\{?-?\d\}?)?)?|\\%|%)"
+_BARE_NUMBER_OR_UNIT = re.compile(
+    rf"^(?:\{{?{_NUMBER}(?:,{_NUMBER})*\s*(?:{_UNIT_CMD}|\{{{_UNIT_WORD}\}}|{_UNIT_WORD})?\}}?"
+    rf"|{_UNIT_CMD}|\{{{_UNIT_WORD}\}})[.,]?$"
+)
+_TEXT_ONLY = re.compile(rf"^(?:{_UNIT_CMD}|[\s.,:;!?()])+$")
+_LEADING_RELATION = re.compile(
+    r"^(?:=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
+    r"Leftrightarrow|to|lt|gt)(?![A-Za-z]))"
+)
+_TRAILING_OPERATOR = re.compile(
+    r"(?:[=<>+\-*/^_(\[]|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
+    r"Leftrightarrow|to|cdot|times|div|pm|mp|lt|gt|left[(\[|.]?|frac|sqrt|in|subset|subseteq|cup|cap)(?![A-Za-z]))\s*$"
+)
+_LEFT = re.compile(r"\\left(?![A-Za-z])")
+_RIGHT = re.compile(r"\\right(?![A-Za-z])")
+JUNK_REASONS: tuple[str, ...] = (
+    "too_short", "bare_number_or_unit", "text_only", "leading_relation", "trailing_operator",
+    "unbalanced_braces", "nested_box_or_tag", "top_level_semicolon",
+)
+
+
+def _brace_profile(text: str) -> tuple[bool, bool, bool]:
+    """(balanced, `\\boxed`/`\\tag` inside braces, `;` at brace depth 0) for a LaTeX fragment."""
+    depth, balanced, nested, semicolon, i, n = 0, True, False, False, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            if depth > 0 and text.startswith(("\\boxed", "\\tag"), i):
+                nested = True
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                balanced = False
+                depth = 0
+        elif c == ";" and depth == 0:
+            semicolon = True
+        i += 1
+    return balanced and depth == 0, nested, semicolon
+
+
+def significant(text: str) -> str:
+    """The text without spacing commands, alignment marks, braces and final punctuation."""
+    return _SPACING.sub("", text).replace("{", "").replace("}", "").rstrip(".,")
+
+
+def junk_reason(text: str) -> str | None:
+    """Why a formula candidate is not worth masking (a key of JUNK_REASONS), or None when it is.
+
+    Junk: at most 2 significant characters, a bare number or unit (`3.5`, `{eV}`,
+    `\\mathrm{Cu}`), `\\text`-only content, a fragment starting with a relation or ending with
+    an operator (one relation split across spans: `t_1 - t_0 =`), unbalanced braces, a nested
+    `\\boxed`/`\\tag`, or a top-level `;` (the fill format separates formulas with `;`).
+    """
+    stripped = text.strip()
+    sig = significant(stripped)
+    balanced, nested, semicolon = _brace_profile(stripped)
+    if not balanced or len(_LEFT.findall(stripped)) != len(_RIGHT.findall(stripped)):
+        return "unbalanced_braces"
+    if len(sig) <= 2:
+        return "too_short"
+    compact = _SPACING.sub("", stripped)
+    if _TEXT_ONLY.match(compact):
+        return "text_only"
+    if _BARE_NUMBER_OR_UNIT.match(compact):
+        return "bare_number_or_unit"
+    if _LEADING_RELATION.match(compact):
+        return "leading_relation"
+    if _TRAILING_OPERATOR.search(compact.rstrip(".,;:")):
+        return "trailing_operator"
+    if nested:
+        return "nested_box_or_tag"
+    if semicolon:
+        return "top_level_semicolon"
+    return None
+
+
+# --- Candidates: every formula-like span, cleaned, classified, merged --------------------------
+
+# Environments nested in display math whose rows are separate candidates (a derivation).
+INNER_ROW_ENVS = ("aligned", "alignedat", "split", "gathered", "align", "align*", "gather", "gather*",
+                  "eqnarray", "eqnarray*")
+_INNER_ENV = re.compile(r"\\begin\{(" + "|".join(re.escape(e) for e in INNER_ROW_ENVS) + r")\}")
+_TRAILING_NOISE = re.compile(
+    r"(?:\s|[.,;:]|\\\\|~|\\(?:[,;:! ]|quad|qquad|nonumber|notag)(?![A-Za-z])|\\(?:tag|label)\*?\{[^{}]*\})+$"
+)
+_LEADING_NOISE = re.compile(r"(?:\s|&|\\(?:[,;:! ]|quad|qquad)(?![A-Za-z]))+")
+_LEADING_REL = re.compile(
+    r"(?:=|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|simeq|cong|implies|iff|Rightarrow|"
+    r"Longrightarrow|Leftrightarrow|Longleftrightarrow|lt|gt)(?![A-Za-z]))"
+)
+_TAG = re.compile(r"\\(?:tag|label)\*?\{[^{}]*\}")
+_HEAVY = re.compile(r"\\(?:frac|dfrac|sqrt|sum|int|prod|lim|binom|log|ln|sin|cos|tan|cot|pmod|equiv|cdot|times)(?![A-Za-z])")
+_NUM = r"\$?\d(?:[\d,]*\d)?(?:\.\d+)?%?(?![\w.])"
+_NOT_UNIT = r"(?:x|and|or|to|is|in|so|of|for|at|on|the|then|we|it|he|she|they|per|each|more|less|left|total)\b"
+_UNIT = rf"(?:[ \t]*/[ \t]*[a-zA-Z]{{2,}}\b|[ \t]+(?!{_NOT_UNIT})[a-zA-Z]{{2,}}(?:/[a-zA-Z]+)?\b)"
+_OPERAND = rf"(?:{_NUM}{_UNIT}?|\d*[a-z](?![\w.']))"
+_OP = r"(?:[ \t]*[-+*/×÷][ \t]*|[ \t]+x[ \t]+)"
+_EQ = r"[ \t]*=[ \t]*"
+_SIDE = rf"{_OPERAND}(?:{_OP}{_OPERAND})*"
+_PLAIN_EQUATION = re.compile(rf"(?<![\w.$\\'])(?:\([ \t]*)?{_OPERAND}(?:{_OP}\(?{_OPERAND}\)?)*{_EQ}{_SIDE}(?:{_EQ}{_SIDE})*")
+_FIRST_UNIT = re.compile(rf"^\(?[ \t]*{_NUM}{_UNIT}")
+_LAST_UNIT = re.compile(rf"{_UNIT}$")
+_WEAK_RELATION = re.compile(r"^[^=<>]*\\(?:in|notin|ni)(?![A-Za-z])[^=<>]*$")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A formula candidate: `solution[start:end]`; `kind` is `math`, `plain` (arithmetic in prose),
+    `theorem` (a lexicon name) or `answer` (the content of a `\\\\boxed{}`, or a formula holding one);
+    `junk` is the rejection reason (None: maskable)."""
+
+    start: int
+    end: int
+    kind: str
+    display: bool
+    junk: str | None
+
+
+def _trim(text: str, a: int, b: int, rhs: bool = True) -> tuple[int, int]:
+    """Shrink [a, b) past spacing, punctuation, `\\\\tag{}` and row ends; with rhs, also past a
+    leading relation, so that an align continuation row `&= x + 1` becomes `x + 1`."""
+    while b > a:
+        if text[b - 1] in " \t\n\r.,;:~":
+            b -= 1
+            continue
+        m = _TRAILING_NOISE.search(text[max(a, b - 48) : b])  # a short tail: `\\tag{1}`, `\\quad`, `\\\\`
+        if not m:
+            break
+        b -= len(m.group(0))
+    m = _LEADING_NOISE.match(text, a, b)
+    a = m.end() if m else a
+    if rhs:
+        m = _LEADING_REL.match(text, a, b)
+        if m:
+            a = m.end()
+            m = _LEADING_NOISE.match(text, a, b)
+            a = m.end() if m else a
+    return _strip_span(text, a, b)
+
+
+def _row_spans(text: str, s: MathSpan) -> list[MathSpan]:
+    """A display whose only content is an aligned/split/gathered block: one span per row."""
+    m = _INNER_ENV.search(text, s.start, s.end)
+    if not m:
+        return [s]
+    end_tag = f"\\end{{{m.group(1)}}}"
+    j = text.find(end_tag, m.end(), s.end)
+    if j < 0:
+        return [s]
+    body_start = m.end()
+    if m.group(1) == "alignedat" and text.startswith("{", body_start):
+        body_start = text.find("}", body_start) + 1
+    outside = _TAG.sub("", text[s.start : m.start()] + text[j + len(end_tag) : s.end])
+    if re.sub(r"[\s.,;:]|\\[,;!]|\\quad", "", outside):
+        return [s]  # `x = \begin{aligned}...`: the block is part of a larger formula
+    return _split_rows(text, body_start, j, s.outer_start, s.outer_end)
+
+
+def _all_boxes(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    """The inside of every `\\\\boxed{...}` in text[a:b], outermost first."""
+    out, i = [], a
+    while (i := text.find("\\boxed", i, b)) >= 0:
+        k = text.find("{", i + 6, b)
+        if k < 0 or text[i + 6 : k].strip():
+            i += 6
+            continue
+        d, e = 0, k
+        while e < b:
+            d += (text[e] == "{") - (text[e] == "}")
+            if d == 0:
+                break
+            e += 1
+        if e >= b:
+            break
+        out.append((k + 1, e))
+        i = k + 1
+    return out
+
+
+_ANSWER_OK = (None, "too_short", "bare_number_or_unit", "text_only")  # an answer may be a bare number
+_ALIAS_PATTERNS: list[tuple[str, bool, re.Pattern[str]]] = []
+
+
+def _theorem_matches(text: str) -> list[tuple[int, int]]:
+    """Spans of lexicon theorem names in text, longest alias first at each place (abbreviations
+    such as `SAS` only in capitals). A substring test runs before any regex, so a solution with
+    no theorem name costs one `in` per alias."""
+    if not _ALIAS_PATTERNS:
+        names = sorted({a for c, al in THEOREM_ALIASES.items() for a in (c, *al)}, key=len, reverse=True)
+        for n in names:
+            upper = n.isupper()
+            body = re.escape(n) if upper else "(?i:" + re.escape(n) + ")"
+            _ALIAS_PATTERNS.append((n if upper else n.lower(), upper, re.compile(r"(?<![\w-])" + body + r"(?![\w-])")))
+    lowered = text.lower()
+    found: list[tuple[int, int]] = []
+    for needle, upper, pattern in _ALIAS_PATTERNS:
+        if needle in (text if upper else lowered):
+            found += [(m.start(), m.end()) for m in pattern.finditer(text)]
+    return found
+
+
+def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) -> list[Candidate]:
+    """Every formula candidate of a solution in text order, with its junk reason.
+
+    Math spans (align rows and the rows of an aligned block inside `\\\\[..\\\\]` separately) are
+    trimmed of punctuation, `\\\\tag{}` and a leading relation; a relation split across adjacent
+    spans (`$A=$ $\\\\sqrt{2}$`) is merged into one candidate; the content `x` of a `\\\\boxed{x}` is
+    the candidate of a span holding a box (the final answer: masking it hides the answer).
+    Plain-text arithmetic (`48/2 = 24`) and theorem names of the lexicon outside math count too.
+    Candidates never overlap.
+    """
+    spans, skipped = _math_spans(solution)
+    rows: list[MathSpan] = []
+    for s in spans:
+        rows += _row_spans(solution, s) if s.display or "\\begin{" in solution[s.start : s.end] else [s]
+    out: list[Candidate] = []
+    for s in rows:
+        a, b = _trim(solution, s.start, s.end)
+        if a >= b:
+            continue
+        text = solution[a:b]
+        if "\\boxed" in text:
+            # The final answer: the content of each box is the candidate, so that masking it
+            # hides the answer and the span never holds a box (the fill format is `\\boxed{..}`).
+            for ba, bb in _all_boxes(solution, a, b):
+                ba, bb = _trim(solution, ba, bb, rhs=False)
+                if ba < bb and "\\boxed" not in solution[ba:bb] and junk_reason(solution[ba:bb]) in _ANSWER_OK:
+                    out.append(Candidate(ba, bb, "answer", s.display, None))
+            continue
+        junk = junk_reason(text)
+        # A relation split across adjacent spans: `$A C=2 x+c=$ $x(2+\frac{d}{d+7})$`.
+        if out and out[-1].junk in ("trailing_operator", "unbalanced_braces") and out[-1].kind == "math":
+            prev = out[-1]
+            gap = solution[prev.end : a]
+            if len(gap) <= 8 and not re.sub(r"[\s$]|\\[()]", "", gap):
+                joined = solution[prev.start : prev.end] + " " + text
+                if junk_reason(joined) is None:
+                    out[-1] = Candidate(prev.start, b, "math", prev.display or s.display, None)
+                    continue
+        out.append(Candidate(a, b, "math", s.display, junk))
+    covered = _Regions(sorted({(s.outer_start, s.outer_end) for s in spans}) + list(skipped))
+    extra: list[Candidate] = []
+    if config.plain_equations:
+        for m in _PLAIN_EQUATION.finditer(solution):
+            a, b = _trim(solution, m.start(), m.end(), rhs=False)
+            if a < b and not covered.touches(a, b) and re.search(r"\d", solution[a:b]):
+                if not _FIRST_UNIT.match(solution[a:b]):  # `32/2 = 16 elephants`: the unit is prose
+                    u = _LAST_UNIT.search(solution, a, b)
+                    b = u.start() if u else b
+                text = solution[a:b]
+                lhs = text.split("=")[0]
+                if re.search(r"[-+*/×÷]|\s x\s|[a-z]", lhs):
+                    extra.append(Candidate(a, b, "plain", False, junk_reason(text)))
+    if config.theorem_names:
+        for ta, tb in _theorem_matches(solution):
+            if not covered.touches(ta, tb):
+                extra.append(Candidate(ta, tb, "theorem", False, None))
+    if extra:
+        taken = _Regions([(c.start, c.end) for c in out])
+        for c in sorted(extra, key=lambda c: (c.start, -c.end)):
+            if not taken.touches(c.start, c.end):
+                out.append(c)
+                taken = _Regions(taken.regions + [(c.start, c.end)])
+        out.sort(key=lambda c: c.start)
+    return out
+
+
+def _key(text: str) -> str:
+    return "".join(text.replace("$", "").split())
+
+
+def _minor(text: str, kind: str) -> bool:
+    """A short expression without a relation (`(i+1)`, `2 \\times 2`, `f(0)`): context, not a key formula."""
+    return kind in ("math", "plain") and len(significant(text)) <= 10 and not _RELATION.search(text)
+
+
+def _given(key: str, problem_key: str) -> bool:
+    """The formula, or its right-hand side when long, is copied from the problem statement."""
+    if not key or not problem_key:
+        return False
+    if key in problem_key:
+        return True
+    rhs = key.split("=", 1)[1] if "=" in key else ""
+    return len(rhs) >= 12 and rhs in problem_key
+
+
+def importance(text: str, display: bool, kind: str = "math", position: float = 0.0, given: bool = False) -> float:
+    """A score for ranking formulas, most important first.
+
+    The final answer first; then derived relations over bare expressions, longer and displayed
+    formulas and later ones (results come after their givens); theorem names rank with a medium
+    relation; a formula copied from the problem statement (a given) ranks last.
+    """
+    if kind == "theorem":
+        score = 5.5
+    else:
+        score = math.log1p(len(significant(text)))
+        if _WEAK_RELATION.match(text):
+            score += 1.0  # `a_1 \\in G`: a membership, rarely the key step
+        elif _RELATION.search(text):
+            score += 3.0
+        if display:
+            score += 0.5
+        if _HEAVY.search(text):
+            score += 0.5
+    score += position
+    if kind == "answer":
+        score += 20.0
+    if given:
+        score -= 8.0
     return score
 
 
-def extract_formulas(solution: str, config: HeuristicConfig = HeuristicConfig()) -> list[Formula]:
-    """The maskable formulas of a solution, most important first (ties: earlier first)."""
-    spans, skipped = find_math_spans(solution)
-    candidates: list[tuple[int, int, bool]] = []
-    for s in spans:
-        start, end = _strip_span(solution, s.start, s.end)
-        candidates.append((start, end, s.display))
-    if config.plain_equations:
-        covered = _Regions(sorted({(s.outer_start, s.outer_end) for s in spans}) + skipped)
-        for m in _PLAIN_EQUATION.finditer(solution):
-            if not covered.touches(m.start(), m.end()):
-                candidates.append((m.start(), m.end(), False))
-    keys = [" ".join(solution[a:b].split()) for a, b, _ in candidates]
-    repeated = {k for k, n in Counter(keys).items() if n > 1}
+def extract_formulas(solution: str, config: HeuristicConfig = HeuristicConfig(), problem: str = "") -> list[Formula]:
+    """The maskable formulas of a solution, most important first (ties: earlier first).
+
+    Junk candidates are never maskable, nor is a formula whose text occurs twice (its copy would
+    give it away) or one longer than `max_formula_chars`. At most `max_mask_share` of the
+    solution's non-junk candidates are offered, so a row masked from the top of this list always
+    keeps some formulas visible as context (the final answer is always offered).
+    """
+    candidates = [c for c in find_candidates(solution, config) if c.junk is None]
+    keys = [_key(solution[c.start : c.end]).lower() if c.kind == "theorem" else _key(solution[c.start : c.end])
+            for c in candidates]
+    counts = Counter(keys)
+    given_text = _key(problem)
+    n = max(len(solution), 1)
     scored: list[tuple[float, int, Formula]] = []
-    for (start, end, display), key in sorted(zip(candidates, keys)):
-        text = solution[start:end]
-        if key in repeated:
+    for c, key in zip(candidates, keys):
+        text = solution[c.start : c.end]
+        if c.kind != "answer" and (counts[key] > 1 or len(text) > config.max_formula_chars or _minor(text, c.kind)):
             continue
-        if not (config.min_formula_chars <= len(text) <= config.max_formula_chars):
-            continue
-        if _TRIVIAL.match(key):
-            continue
-        scored.append((importance(text, display), start, Formula(text, start, end)))
+        if c.kind != "answer" and _given(key, given_text):
+            continue  # a given copied from the problem: filling it is copying, not reasoning
+        score = importance(text, c.display, c.kind, c.start / n)
+        scored.append((score, c.start, Formula(text, c.start, c.end)))
     scored.sort(key=lambda t: (-t[0], t[1]))
-    return [f for _, _, f in scored]
+    limit = max(int(config.max_mask_share * len(candidates)), sum(c.kind == "answer" for c in candidates))
+    return [f for _, _, f in scored[:limit]]
 
 
 class _Regions:
@@ -277,8 +603,8 @@ class _Regions:
 
 def _protected(solution: str) -> _Regions:
     """Regions a step boundary must not cut: math spans (with delimiters) and figures."""
-    spans, skipped = find_math_spans(solution)
-    return _Regions(sorted({(s.outer_start, s.outer_end) for s in spans}) + skipped)
+    spans, skipped = _math_spans(solution)
+    return _Regions(sorted({(s.outer_start, s.outer_end) for s in spans}) + list(skipped))
 
 
 Segment = tuple[int, int]
@@ -358,30 +684,100 @@ def _merge_short(solution: str, segs: list[Segment], min_chars: int, max_steps: 
     return out
 
 
-def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_steps: int = 3) -> list[str]:
-    """Split a solution into ordered, verbatim steps that together cover it.
+# A unit boundary: a blank line, a line break, or a sentence end (. ? ! then a capital, digit,
+# `$`, `\` or `(`), never after an abbreviation or an initial.
+_UNIT_CUT = re.compile(
+    r"\n[ \t]*\n\s*|\n\s*"
+    r"|(?<=[.?!])(?<!\b[A-Za-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bFig\.)(?<!\bfig\.)(?<!\bProp\.)(?<!\bcf\.)"
+    r"(?<!\betc\.)(?<!\bvs\.)(?<!\bEq\.)(?<!\bThm\.)(?<!\bNo\.)(?<!\bresp\.)(?<!\.\.\.)[ \t]+(?=[A-Z0-9$\\(])"
+)
+# `, therefore ...` after a clause that computed something is its own move.
+_CLAUSE_CUT = re.compile(r"(?<=,)[ \t]+(?=(?:therefore|thus|hence|so)\s)")
+_FIGURE_ONLY = re.compile(
+    r"^(?:<img_\d+>|\(?(?:see\s+)?(?:figure|fig\.?)\s*\d+[a-z]?\)?[.:]?|\[asy\].*\[/asy\]|!\[[^\]]*\]\([^)]*\))$",
+    re.IGNORECASE | re.DOTALL,
+)
+_DANGLING_END = re.compile(
+    r"(?:[:,=+\-]|\b(?:then|that|so|and|or|thus|hence|therefore|get|gets|obtain|gives?|yields?|have|has|where|is|are|"
+    r"by|of|to|as|with|becomes?|equals?|because|since|namely|i\.e\.|follows)|\*\*:?\*\*|:\*\*)\s*$",
+    re.IGNORECASE,
+)
+_CONTINUES = re.compile(r"^(?:[a-z]|\$\$|\\\[|\\begin\{|[,;.)]|=\s*\\)")
+_HEADING = re.compile(r"\W*(?:case|part|step)\s*\w+\W*", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"(?:#{1,6}\s*)?(?:\*\*)?(?:step\s*\d+|\d{1,2}[.)]|[-*]\s)(?=[\s:*])", re.IGNORECASE)
+_CONDITIONAL = frozenset({"when", "if", "for", "from", "case", "in", "on"})
 
-    Strategies, most structured first: numbered steps, paragraphs, lines, sentences; the first
-    that gives at least min_steps steps wins (else the one with the most steps).
+
+def _units(solution: str, protected: _Regions) -> list[Segment]:
+    """The solution cut at every line and sentence boundary outside math and figures."""
+    cuts = [m.end() for m in _UNIT_CUT.finditer(solution) if not protected.cuts(m.start())]
+    segs = _segments(solution, cuts)
+    out: list[Segment] = []
+    for a, b in segs:
+        inner = [m.end() for m in _CLAUSE_CUT.finditer(solution, a, b) if not protected.cuts(m.start())]
+        pieces = _segments(solution[:b], [a, *inner])
+        if len(pieces) > 1 and all(y - x >= 30 for x, y in pieces) and "=" in solution[pieces[0][0] : pieces[0][1]]:
+            out += [p for p in pieces if p[0] >= a]
+        else:
+            out.append((a, b))
+    return out
+
+
+def _template(text: str) -> tuple[str, ...]:
+    words = re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " M ", text.lower())
+    words = re.sub(r"\d+", "N", words)
+    return tuple(re.findall(r"[a-zN]+|M", words)[:2])
+
+
+def _results(text: str) -> set[str]:
+    """Numbers a step derives (right of its last `=`), to tell dependent steps from parallel ones."""
+    return set(re.findall(r"=\s*\$?(-?\d+(?:\.\d+)?)", text))
+
+
+def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_steps: int = 3) -> list[str]:
+    """Split a solution into ordered, verbatim steps, one logical move each.
+
+    Units are lines and sentences (and `, therefore` clauses after a computation), never cut
+    inside math or a figure. A unit joins the previous one when it continues it (starts lowercase
+    or with display math, or the previous one dangles: ends with `:`, `=`, "we get", a heading);
+    figure-only units (`<img_1>`, `Figure 2`) are dropped; parallel steps that could be swapped
+    (`When x < 0 ...` / `When x > 0 ...`, neither using the other's result) are merged so the
+    reference order is the only right one. `min_steps` is kept for the interface: a solution
+    with fewer moves simply has fewer steps (the task's `min_steps` then skips it).
     """
     protected = _protected(solution)
-    numbered = _numbered_cuts(solution, protected)
-    strategies = [
-        lambda: _segments(solution, numbered) if numbered else [],
-        lambda: _merge_continuations(
-            solution, _segments(solution, _cuts(_BLANK_LINES, solution, protected)), _ENDS_SENTENCE, True
-        ),
-        lambda: _merge_continuations(solution, _segments(solution, _cuts(_NEWLINE, solution, protected)), _DANGLING, False),
-        lambda: _segments(solution, _cuts(_SENTENCE_END, solution, protected)),
-    ]
-    best = _segments(solution, [])
-    for strategy in strategies:
-        segs = _merge_short(solution, strategy(), config.min_step_chars, config.max_steps)
-        if len(segs) > len(best):
-            best = segs
-        if len(best) >= min_steps:
-            break
-    return [solution[a:b] for a, b in best]
+    units = [u for u in _units(solution, protected) if not _FIGURE_ONLY.match(solution[u[0] : u[1]].strip())]
+    steps: list[Segment] = []
+    for a, b in units:
+        text = solution[a:b]
+        if steps:
+            prev = solution[steps[-1][0] : steps[-1][1]]
+            heading = steps[-1][1] - steps[-1][0] < config.min_step_chars or bool(_HEADING.fullmatch(prev))
+            line_start = solution.rfind("\n", 0, a) + 1
+            indented = a - line_start >= 2
+            item = _LIST_ITEM.match(text)
+            if item and indented:
+                continues = True  # a nested list item belongs to the step it sits in
+            elif item and (len(text) >= 50 or "=" in text or "**" in text):
+                continues = heading  # a numbered step starts a step, even after "as follows:"
+            else:
+                continues = bool(_CONTINUES.match(text) or _DANGLING_END.search(prev[-40:]) or heading)
+            if continues:
+                steps[-1] = (steps[-1][0], b)
+                continue
+        steps.append((a, b))
+    merged: list[Segment] = []
+    for a, b in steps:
+        if merged:
+            pa, pb = merged[-1]
+            prev, text = solution[pa:pb], solution[a:b]
+            tp, tt = _template(prev), _template(text)
+            if tp and tp == tt and tp[0] in _CONDITIONAL and not (_results(prev) & set(re.findall(r"-?\d+(?:\.\d+)?", text))):
+                merged[-1] = (pa, b)
+                continue
+        merged.append((a, b))
+    merged = _merge_short(solution, merged, config.min_step_chars, config.max_steps)
+    return [solution[a:b] for a, b in merged]
 
 
 class HeuristicAnnotator(Annotator):
@@ -396,8 +792,118 @@ class HeuristicAnnotator(Annotator):
         if not traj.solution.strip():
             return Drop(traj.id, "empty_solution")
         return replace(
-            traj, formulas=extract_formulas(traj.solution, self.config), steps=split_steps(traj.solution, self.config)
+            traj,
+            formulas=extract_formulas(traj.solution, self.config, traj.problem),
+            steps=split_steps(traj.solution, self.config),
         )
 
     def annotate(self, trajectories: list[Trajectory]) -> list[Trajectory | Drop]:
         return [self.annotate_one(t) for t in trajectories]
+
+
+# --- Theorem names: a curated lexicon with aliases ---------------------------------------------
+
+THEOREM_ALIASES: dict[str, tuple[str, ...]] = {
+    "AM-GM": ("AM-GM inequality", "AM-GM", "AM GM", "AMGM", "arithmetic-geometric mean inequality",
+              "arithmetic mean-geometric mean inequality", "inequality of arithmetic and geometric means",
+              "arithmetic-geometric mean", "arithmetic mean-geometric mean"),
+    "Cauchy-Schwarz": ("Cauchy-Schwarz inequality", "Cauchy-Schwarz", "Cauchy Schwarz", "Cauchy-Bunyakovsky-Schwarz inequality",
+                       "Cauchy inequality", "Cauchy's inequality"),
+    "Vieta": ("Vieta's formulas", "Vieta's formula", "Vieta formulas", "Vieta", "Viete's formulas", "Vieta's theorem"),
+    "Fermat's little theorem": ("Fermat's little theorem", "Fermat little theorem", "Fermat's theorem", "FLT"),
+    "Euler's theorem": ("Euler's theorem", "Euler theorem", "Euler's totient theorem", "Fermat-Euler theorem"),
+    "pigeonhole principle": ("pigeonhole principle", "pigeon-hole principle", "pigeonhole", "Dirichlet's box principle",
+                             "box principle", "Dirichlet principle"),
+    "induction hypothesis": ("induction hypothesis", "inductive hypothesis", "induction assumption"),
+    "induction": ("induction", "mathematical induction", "proof by induction", "strong induction", "principle of induction"),
+    "Chinese remainder theorem": ("Chinese remainder theorem", "Chinese Remainder Theorem", "CRT"),
+    "Pythagorean theorem": ("Pythagorean theorem", "Pythagoras' theorem", "Pythagoras theorem", "Pythagoras's theorem",
+                            "theorem of Pythagoras", "Pythagorean Theorem"),
+    "law of cosines": ("law of cosines", "cosine rule", "cosine law", "Law of Cosines"),
+    "law of sines": ("law of sines", "sine rule", "sine law", "Law of Sines"),
+    "triangle inequality": ("triangle inequality",),
+    "angle bisector theorem": ("angle bisector theorem", "Angle Bisector Theorem", "bisector theorem"),
+    "binomial theorem": ("binomial theorem", "binomial expansion", "Newton's binomial theorem"),
+    "quadratic formula": ("quadratic formula", "quadratic equation formula"),
+    "Lagrange's theorem": ("Lagrange's theorem", "Lagrange theorem", "theorem of Lagrange"),
+    "Sylow theorems": ("Sylow theorems", "Sylow's theorem", "Sylow's theorems", "Sylow theorem"),
+    "intermediate value theorem": ("intermediate value theorem", "IVT", "Bolzano's theorem"),
+    "mean value theorem": ("mean value theorem", "MVT", "Lagrange's mean value theorem"),
+    "extreme value theorem": ("extreme value theorem", "Weierstrass extreme value theorem"),
+    "Rolle's theorem": ("Rolle's theorem", "Rolle theorem"),
+    "fundamental theorem of calculus": ("fundamental theorem of calculus", "FTC"),
+    "fundamental theorem of algebra": ("fundamental theorem of algebra",),
+    "fundamental theorem of arithmetic": ("fundamental theorem of arithmetic", "unique factorization theorem",
+                                          "unique prime factorization"),
+    "Euclidean algorithm": ("Euclidean algorithm", "Euclid's algorithm", "Euclidean Algorithm"),
+    "Bezout's identity": ("Bezout's identity", "Bézout's identity", "Bezout identity", "Bezout's lemma", "Bézout's lemma"),
+    "Wilson's theorem": ("Wilson's theorem", "Wilson theorem"),
+    "Ptolemy's theorem": ("Ptolemy's theorem", "Ptolemy theorem", "Ptolemy's inequality"),
+    "Stewart's theorem": ("Stewart's theorem", "Stewart theorem"),
+    "Ceva's theorem": ("Ceva's theorem", "Ceva theorem"),
+    "Menelaus' theorem": ("Menelaus' theorem", "Menelaus's theorem", "Menelaus theorem"),
+    "power of a point": ("power of a point", "power of the point", "power-of-a-point theorem"),
+    "Heron's formula": ("Heron's formula", "Hero's formula", "Heron formula"),
+    "shoelace formula": ("shoelace formula", "shoelace theorem", "Gauss's area formula"),
+    "inclusion-exclusion": ("inclusion-exclusion principle", "principle of inclusion-exclusion", "inclusion-exclusion",
+                            "inclusion exclusion"),
+    "Jensen's inequality": ("Jensen's inequality", "Jensen inequality"),
+    "Holder's inequality": ("Hölder's inequality", "Holder's inequality", "Holder inequality"),
+    "Chebyshev's inequality": ("Chebyshev's inequality", "Chebyshev's sum inequality", "Chebyshev inequality"),
+    "rearrangement inequality": ("rearrangement inequality",),
+    "Schur's inequality": ("Schur's inequality", "Schur inequality"),
+    "Bernoulli's inequality": ("Bernoulli's inequality", "Bernoulli inequality"),
+    "De Moivre's theorem": ("De Moivre's theorem", "de Moivre's formula", "De Moivre's formula", "de Moivre's theorem"),
+    "Euler's formula": ("Euler's formula", "Euler formula"),
+    "Legendre's formula": ("Legendre's formula", "de Polignac's formula"),
+    "quadratic reciprocity": ("quadratic reciprocity", "law of quadratic reciprocity", "quadratic reciprocity law"),
+    "rational root theorem": ("rational root theorem", "rational roots theorem", "rational zero theorem"),
+    "remainder theorem": ("remainder theorem", "polynomial remainder theorem", "factor theorem"),
+    "Stars and bars": ("stars and bars", "stars-and-bars"),
+    "Hockey stick identity": ("hockey stick identity", "hockey-stick identity"),
+    "Vandermonde's identity": ("Vandermonde's identity", "Vandermonde identity", "Vandermonde's convolution"),
+    "Bolzano-Weierstrass theorem": ("Bolzano-Weierstrass theorem", "Bolzano-Weierstrass"),
+    "Heine-Borel theorem": ("Heine-Borel theorem", "Heine-Borel"),
+    "Cayley-Hamilton theorem": ("Cayley-Hamilton theorem", "Cayley-Hamilton"),
+    "rank-nullity theorem": ("rank-nullity theorem", "rank nullity theorem", "rank-nullity"),
+    "first isomorphism theorem": ("first isomorphism theorem", "First Isomorphism Theorem"),
+    "Cauchy's theorem": ("Cauchy's theorem",),
+    "L'Hopital's rule": ("L'Hôpital's rule", "L'Hopital's rule", "L'Hospital's rule", "l'Hôpital's rule", "L'Hopital rule"),
+    "squeeze theorem": ("squeeze theorem", "sandwich theorem", "squeeze lemma"),
+    "similar triangles": ("similar triangles",),
+    "Side-Angle-Side": ("Side-Angle-Side", "SAS"),
+    "Angle-Angle": ("Angle-Angle", "AA similarity"),
+    "Thales' theorem": ("Thales' theorem", "Thales's theorem", "Thales theorem"),
+    "inscribed angle theorem": ("inscribed angle theorem",),
+    "Zorn's lemma": ("Zorn's lemma",),
+    "well-ordering principle": ("well-ordering principle", "well ordering principle"),
+    "sum of an arithmetic series": ("sum of an arithmetic series", "arithmetic series formula", "sum of an arithmetic progression"),
+    "sum of a geometric series": ("sum of a geometric series", "geometric series formula", "sum of a geometric progression"),
+}
+
+
+def _name_key(text: str) -> str:
+    t = text.lower().replace("\u2019", "'").replace("\u2013", "-").replace("ö", "o").replace("é", "e")
+    t = re.sub(r"(?<=\w)'s?\b", "", t)
+    return re.sub(r"[^a-z0-9]+", " ", t).strip()
+
+
+_CANONICAL: dict[str, str] = {}
+for _canon, _aliases in THEOREM_ALIASES.items():
+    for _alias in (_canon, *_aliases):
+        _CANONICAL.setdefault(_name_key(_alias), _canon)
+
+
+def canonical_theorem(text: str) -> str | None:
+    """The lexicon's canonical name for a theorem name or alias (`AM-GM` for
+    `arithmetic-geometric mean inequality`), or None when text is not a known theorem name."""
+    return _CANONICAL.get(_name_key(text))
+
+
+def theorem_names_equal(a: str, b: str) -> bool | None:
+    """Whether two theorem names name the same theorem (by canonical name, never by loose text
+    similarity); None when either is not a theorem name of the lexicon (then compare as formulas)."""
+    ca, cb = canonical_theorem(a), canonical_theorem(b)
+    if ca is None or cb is None:
+        return None
+    return ca == cb

@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 
 from mrtasks.curate.base import Annotator, Drop
 from mrtasks.curate.filters import BenchmarkIndex, NearDuplicateIndex
+from mrtasks.curate.quality import fill_answers_from_box, quality_figures
 from mrtasks.curate.integrity import check_references, repair_trajectories
 from mrtasks.curate.sources import (
     HUB_PRESETS,
@@ -79,6 +80,8 @@ class PipelineResult:
     sources: list[dict[str, Any]]
     """One entry per source: name, preset, path, revision (commit or sha256), rows read, kept."""
     annotator: str
+    quality: dict[str, Any] = field(default_factory=dict)
+    """Curation quality figures per config and source (`mrtasks.curate.quality`)."""
 
     def counts(self) -> dict[str, dict[str, int]]:
         return {c: {s: len(r) for s, r in splits.items()} for c, splits in self.rows.items()}
@@ -163,7 +166,7 @@ def filter_problems(
             if bench is not None and (match := bench.match(t.problem)) is not None:
                 reason = "benchmark_overlap"
                 logger.debug("%s overlaps %s/%s", t.id, match.benchmark, match.id)
-            elif dedup is not None and (other := dedup.add(origin, t.problem)) is not None:
+            elif dedup is not None and (other := dedup.add(origin, t.problem, t.answer)) is not None:
                 reason = "near_duplicate"
                 logger.debug("%s near-duplicates %s", t.id, other)
             verdict[origin] = reason
@@ -264,6 +267,7 @@ def run_pipeline(config: PipelineConfig, annotator: Annotator) -> PipelineResult
     """Run the whole curation; deterministic for the same inputs, config and annotator."""
     drops: Counter[tuple[str, str]] = Counter()
     trajectories, source_info = read_sources(config, drops)
+    trajectories, answer_from_box = fill_answers_from_box(trajectories)  # no answer mapped: the last \boxed{}
     trajectories = filter_problems(trajectories, config, drops)
     if config.refine:
         trajectories = _apply(annotator.refine, trajectories, "refine", config, drops)
@@ -275,4 +279,6 @@ def run_pipeline(config: PipelineConfig, annotator: Annotator) -> PipelineResult
     task_rows = {split: _task_rows(by_split[split], config, drops) for split in SPLITS}
     task_rows = {split: check_references(task_rows[split], drops) for split in SPLITS}  # reference earns 1.0
     rows = select(task_rows, by_split, config, drops)
-    return PipelineResult(rows=rows, drops=drops, sources=source_info, annotator=annotator.name)
+    result = PipelineResult(rows=rows, drops=drops, sources=source_info, annotator=annotator.name)
+    result.quality = {**quality_figures(result, config.seed), "answer_from_box": answer_from_box}
+    return result

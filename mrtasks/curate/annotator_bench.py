@@ -1,0 +1,215 @@
+"""`python -m mrtasks.curate.annotator_bench`: the heuristic annotator against hand labels.
+
+The fixture (`tests/data/annotator_gold.jsonl`) holds, for solutions of ../shared/data/corpora
+(referenced by id; the text is read from the corpora, never copied), the key formulas and theorem
+names a careful annotator following the paper's Appendix A picks, ranked, and the start of each
+step. The labels were written and committed before the ranking was tuned; rows marked `heldout`
+were never looked at while tuning and are reported separately.
+
+Figures (micro-averaged over rows):
+- top-7 precision: the share of the annotator's first 7 formulas that are gold formulas;
+- masked-set precision: the same over rows eligible for Masked-Then-Fill (>= 7 formulas), i.e.
+  over the masks a build would make;
+- recall of gold top-7: the share of each row's 7 best gold formulas among the first 7;
+- step boundaries: precision, recall and F1 of the cut positions (whitespace ignored).
+
+A formula matches a gold one when both are equal after removing whitespace, `$`, alignment `&`,
+sizing commands, a `\\boxed{}` wrapper, a leading relation and final punctuation, or when one
+contains the other and is at least 70% of its length; theorem names match by `theorem_names_equal`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mrtasks.curate.base import Drop
+from mrtasks.curate.heuristic import HeuristicAnnotator, theorem_names_equal
+from mrtasks.trajectory import Trajectory
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "annotator_gold.jsonl"
+DEFAULT_CORPORA = Path("..") / "shared" / "data" / "corpora"
+TOP_K = 7
+
+_NOISE = re.compile(r"\\(?:left|right|displaystyle|[,;:! ]|quad|qquad)(?![A-Za-z])|[\s$&~]")
+_LEAD_REL = re.compile(r"^(?:=|\\(?:approx|equiv|le|ge|leq|geq)(?![A-Za-z]))")
+
+
+def normalize_formula(text: str) -> str:
+    """The comparison key of a formula (see the module docstring)."""
+    t = _NOISE.sub("", text).rstrip(".,;:")
+    if t.startswith("\\boxed{") and t.endswith("}"):
+        t = t[7:-1]
+    return _LEAD_REL.sub("", t)
+
+
+def formula_matches(pred: str, gold: str) -> bool:
+    """True when a predicted formula (or theorem name) is the gold one (see the module docstring)."""
+    names = theorem_names_equal(pred, gold)
+    if names is not None:
+        return names
+    p, g = normalize_formula(pred), normalize_formula(gold)
+    if not p or not g:
+        return False
+    if p == g:
+        return True
+    short, long_ = sorted((p, g), key=len)
+    return short in long_ and len(short) >= 0.7 * len(long_)
+
+
+def _first_nonspace(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def step_boundaries(solution: str, steps: list[str]) -> set[int]:
+    """Cut positions (first non-space character of every step after the first) of verbatim steps."""
+    cuts, pos = set(), 0
+    for k, step in enumerate(steps):
+        j = solution.find(step.strip()[:40], pos)
+        if j < 0:
+            continue
+        if k:
+            cuts.add(_first_nonspace(solution, j))
+        pos = j + 1
+    return cuts
+
+
+def gold_boundaries(solution: str, starts: list[str]) -> set[int]:
+    cuts, pos = set(), -1
+    for k, snippet in enumerate(starts):
+        j = solution.find(snippet, pos + 1)
+        if j < 0:
+            raise ValueError(f"gold step start {snippet!r} not found")
+        if k:
+            cuts.add(_first_nonspace(solution, j))
+        pos = j
+    return cuts
+
+
+@dataclass
+class Tally:
+    """Counts behind the figures of one group of rows."""
+
+    rows: int = 0
+    top_hit: int = 0
+    top_n: int = 0
+    masked_hit: int = 0
+    masked_n: int = 0
+    eligible: int = 0
+    recall_hit: int = 0
+    recall_n: int = 0
+    cut_tp: int = 0
+    cut_pred: int = 0
+    cut_gold: int = 0
+    misses: list[dict[str, Any]] = field(default_factory=list)
+
+    def figures(self) -> dict[str, Any]:
+        p = self.cut_tp / self.cut_pred if self.cut_pred else 0.0
+        r = self.cut_tp / self.cut_gold if self.cut_gold else 0.0
+        ratio = lambda a, b: round(a / b, 4) if b else 0.0  # noqa: E731
+        return {
+            "rows": self.rows,
+            "top7_precision": ratio(self.top_hit, self.top_n),
+            "masked_set_precision": ratio(self.masked_hit, self.masked_n),
+            "eligible_rows": self.eligible,
+            "gold_top7_recall": ratio(self.recall_hit, self.recall_n),
+            "step_precision": round(p, 4),
+            "step_recall": round(r, 4),
+            "step_f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+        }
+
+
+def load_fixture(fixture: Path, corpora: Path) -> list[tuple[dict[str, Any], Trajectory]]:
+    """The fixture rows with their trajectories read from the corpora (checked by hash)."""
+    from mrtasks.curate.sources import expand_specs, iter_source, parse_source
+
+    rows = [json.loads(line) for line in Path(fixture).read_text(encoding="utf-8").splitlines() if line.strip()]
+    want = {r["id"] for r in rows}
+    found: dict[str, Trajectory] = {}
+    for spec in expand_specs([parse_source(f"corpora:{corpora}")]):
+        for t in iter_source(spec):
+            if not isinstance(t, Drop) and t.id in want:
+                found[t.id] = t
+    out = []
+    for r in rows:
+        t = found.get(r["id"])
+        if t is None:
+            raise ValueError(f"fixture id {r['id']} not found in {corpora}")
+        if hashlib.sha256(t.solution.encode()).hexdigest()[:16] != r["solution_sha256"]:
+            raise ValueError(f"the solution of {r['id']} changed since it was labelled")
+        out.append((r, t))
+    return out
+
+
+def evaluate(
+    items: list[tuple[dict[str, Any], Trajectory]],
+    annotate: Callable[[Trajectory], Trajectory | Drop],
+    min_formulas: int = 7,
+) -> dict[str, Tally]:
+    """Score an annotator on fixture rows; tallies per split (`tune`, `heldout`) and `all`."""
+    tallies: dict[str, Tally] = {"tune": Tally(), "heldout": Tally(), "all": Tally()}
+    for gold, traj in items:
+        out = annotate(traj)
+        formulas = [] if isinstance(out, Drop) else [f.text for f in out.formulas]
+        steps = [] if isinstance(out, Drop) else out.steps
+        top = formulas[:TOP_K]
+        hits = [any(formula_matches(p, g) for g in gold["formulas"]) for p in top]
+        recall = [any(formula_matches(p, g) for p in top) for g in gold["formulas"][:TOP_K]]
+        pred_cuts = step_boundaries(traj.solution, steps)
+        gold_cuts = gold_boundaries(traj.solution, gold["steps"])
+        for name in (gold["split"], "all"):
+            t = tallies[name]
+            t.rows += 1
+            t.top_hit += sum(hits)
+            t.top_n += len(top)
+            if len(formulas) >= min_formulas:
+                t.eligible += 1
+                t.masked_hit += sum(hits)
+                t.masked_n += len(top)
+            t.recall_hit += sum(recall)
+            t.recall_n += len(recall)
+            t.cut_tp += len(pred_cuts & gold_cuts)
+            t.cut_pred += len(pred_cuts)
+            t.cut_gold += len(gold_cuts)
+            if name == "all":
+                t.misses += [{"id": traj.id, "wrong": p} for p, h in zip(top, hits) if not h]
+    return tallies
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0])
+    p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE, help="labelled JSONL (default: the bundled fixture)")
+    p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help=f"corpora folder (default: {DEFAULT_CORPORA})")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--misses", action="store_true", help="also list the top-7 formulas that are not gold")
+    args = p.parse_args(argv)
+    items = load_fixture(args.fixture, args.corpora)
+    annotator = HeuristicAnnotator()
+    tallies = evaluate(items, annotator.annotate_one)
+    figures = {name: t.figures() for name, t in tallies.items()}
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        print(f"heuristic annotator vs {args.fixture.name} ({len(items)} solutions)")
+        cols = list(figures["all"])
+        print(f"  {'split':8}" + "".join(f"{c:>22}" for c in cols))
+        for name, f in figures.items():
+            print(f"  {name:8}" + "".join(f"{f[c]:>22}" for c in cols))
+    if args.misses:
+        for m in tallies["all"].misses:
+            print(f"  not gold: {m['id']}: {m['wrong'][:100]!r}")
+
+
+if __name__ == "__main__":
+    main()

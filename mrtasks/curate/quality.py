@@ -1,0 +1,212 @@
+"""Quality figures of a build, per config and source (issue 9): are the tasks what they claim to be?
+
+- `masked_then_fill`: masks per row, junk masks (by `heuristic.junk_reason`, must be 0), the share
+  of masks copied from the problem statement, and rows whose masked prompt still shows a boxed
+  final answer (must be 0).
+- `step_reordering`: the histogram of step counts, the share of 3-step rows, and two baselines
+  that never read the maths: `random` (a seeded random order) and `surface_cue` (an order that
+  only puts "Let/Given/First/According to ..." steps first and "Therefore/Thus/\\boxed" steps
+  last). Both are scored with the real reward; a surface-cue score far above random means the
+  order can be guessed from wording alone.
+- yields: per source, the rows read, kept by the source readers, surviving problem filters and
+  annotation (`trajectories`), and the rows of each task config.
+
+`quality_figures(result)` is pure: the same result gives the same figures (seeded baselines).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter, defaultdict
+from typing import Any
+
+from mrtasks.curate.heuristic import junk_reason
+from mrtasks.rewards.step_order import order_score
+from mrtasks.tasks import MASK_TOKEN
+
+MASKED = "masked_then_fill"
+STEPS = "step_reordering"
+OUTCOME = "outcome"
+TRAJECTORIES = "trajectories"
+ALL = "all"
+
+_FIRST_CUE = re.compile(r"^\W*(?:let|given|first|according|we (?:first|start|begin)|since|suppose|assume|note that)\b", re.I)
+_LAST_CUE = re.compile(r"\\boxed|^\W*(?:therefore|thus|hence|so|finally|in conclusion|the answer)\b", re.I)
+
+
+def _squash(text: str) -> str:
+    return "".join(text.replace("$", "").split())
+
+
+def copied_from_problem(mask: str, problem: str) -> bool:
+    """True when the mask occurs verbatim (ignoring whitespace and `$`) in the problem statement."""
+    m = _squash(mask)
+    return bool(m) and m in _squash(problem)
+
+
+def _boxes(text: str) -> list[str]:
+    """The contents of every `\\boxed{...}` (balanced braces) in text."""
+    out, i = [], 0
+    while (i := text.find("\\boxed", i)) >= 0:
+        j = text.find("{", i)
+        if j < 0 or text[i + 6 : j].strip():
+            i += 6
+            continue
+        depth, k = 0, j
+        while k < len(text):
+            depth += (text[k] == "{") - (text[k] == "}")
+            if depth == 0:
+                break
+            k += 1
+        out.append(text[j + 1 : k])
+        i = k
+    return out
+
+
+def visible_boxed_answer(masked_solution: str) -> bool:
+    """True when the masked solution still shows a `\\boxed{}` whose content is not masked."""
+    return any(MASK_TOKEN not in b and b.strip() for b in _boxes(masked_solution))
+
+
+def surface_cue_order(shuffled: list[str]) -> list[int]:
+    """Shown step numbers ordered by wording only: opening cues first, closing cues last."""
+    def rank(i: int) -> int:
+        s = shuffled[i]
+        return 0 if _FIRST_CUE.search(s) else 2 if _LAST_CUE.search(s) else 1
+    return sorted(range(len(shuffled)), key=lambda i: (rank(i), i))
+
+
+def _mean(xs: list[float]) -> float:
+    return round(sum(xs) / len(xs), 4) if xs else 0.0
+
+
+def _masked_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    masks = [m for r in rows for m in r["masks"]]
+    junk: Counter[str] = Counter()
+    for r in rows:
+        answers = {b.strip() for b in _boxes(r["solution"])}  # a boxed final answer may be a bare number
+        junk.update(reason for m in r["masks"] if m.strip() not in answers and (reason := junk_reason(m)))
+    copied = sum(copied_from_problem(m, r["problem"]) for r in rows for m in r["masks"])
+    return {
+        "rows": len(rows),
+        "masks_per_row": _mean([len(r["masks"]) for r in rows]),
+        "junk_masks": sum(junk.values()),
+        "junk_by_reason": dict(sorted(junk.items())),
+        "copied_from_problem_share": round(copied / len(masks), 4) if masks else 0.0,
+        "rows_with_visible_boxed_answer": sum(visible_boxed_answer(r["masked_solution"]) for r in rows),
+    }
+
+
+def _step_figures(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    hist = Counter(len(r["steps"]) for r in rows)
+    rng = random.Random(seed)
+    rand, cue = [], []
+    for r in rows:
+        n = len(r["order"])
+        perm = list(range(n))
+        rng.shuffle(perm)
+        rand.append(order_score(perm, r["order"]))
+        cue.append(order_score(surface_cue_order(r["shuffled_steps"]), r["order"]))
+    return {
+        "rows": len(rows),
+        "steps_histogram": {str(k): v for k, v in sorted(hist.items())},
+        "mean_steps": _mean([len(r["steps"]) for r in rows]),
+        "three_step_share": round(hist.get(3, 0) / len(rows), 4) if rows else 0.0,
+        "baseline_random": _mean(rand),
+        "baseline_surface_cue": _mean(cue),
+    }
+
+
+def _all_rows(result: Any, config: str) -> list[dict[str, Any]]:
+    return [r for split in sorted(result.rows.get(config, {})) for r in result.rows[config][split]]
+
+
+def quality_figures(result: Any, seed: int = 0) -> dict[str, Any]:
+    """The figures for a `PipelineResult`: {config: {source or "all": figures}} plus `yields`."""
+    out: dict[str, Any] = {}
+    for config, fn in ((MASKED, _masked_figures), (STEPS, lambda rows: _step_figures(rows, seed))):
+        rows = _all_rows(result, config)
+        by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            by_source[r["source"]].append(r)
+        out[config] = {ALL: fn(rows), **{s: fn(by_source[s]) for s in sorted(by_source)}}
+    yields: dict[str, dict[str, Any]] = {}
+    for s in result.sources:
+        yields.setdefault(s["name"], Counter())
+        yields[s["name"]]["read"] += s["rows"]
+        yields[s["name"]]["source_kept"] += s["kept"]
+    for config in (TRAJECTORIES, MASKED, STEPS, OUTCOME):
+        for r in _all_rows(result, config):
+            yields.setdefault(r["source"], Counter())[config] += 1
+    out["yields"] = {
+        name: {k: int(c.get(k, 0)) for k in ("read", "source_kept", TRAJECTORIES, MASKED, STEPS, OUTCOME)}
+        for name, c in sorted(yields.items())
+    }
+    return out
+
+
+def quality_table(figures: dict[str, Any]) -> str:
+    """Markdown tables of the figures (for the dataset card)."""
+    def table(header: list[str], rows: list[list[Any]]) -> str:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        return "\n".join(lines + ["| " + " | ".join(str(v) for v in row) + " |" for row in rows])
+
+    parts = []
+    m = figures.get(MASKED, {})
+    parts.append(table(
+        ["source", "rows", "masks/row", "junk masks", "copied from problem", "visible boxed answer"],
+        [[s, f["rows"], f["masks_per_row"], f["junk_masks"], f"{f['copied_from_problem_share']:.1%}",
+          f["rows_with_visible_boxed_answer"]] for s, f in m.items()],
+    ))
+    st = figures.get(STEPS, {})
+    parts.append(table(
+        ["source", "rows", "mean steps", "3-step share", "steps histogram", "random baseline", "surface-cue baseline"],
+        [[s, f["rows"], f["mean_steps"], f"{f['three_step_share']:.1%}",
+          " ".join(f"{k}:{v}" for k, v in f["steps_histogram"].items()), f["baseline_random"], f["baseline_surface_cue"]]
+         for s, f in st.items()],
+    ))
+    y = figures.get("yields", {})
+    parts.append(table(
+        ["source", "read", "kept by reader", "after filters + annotation", MASKED, STEPS, OUTCOME],
+        [[s, v["read"], v["source_kept"], v[TRAJECTORIES], v[MASKED], v[STEPS], v[OUTCOME]] for s, v in y.items()],
+    ))
+    return "\n\n".join(parts)
+
+
+def last_boxed(text: str) -> str | None:
+    """The content of the last `\\boxed{}` of text, stripped, or None."""
+    boxes = [b.strip() for b in _boxes(text) if b.strip()]
+    return boxes[-1] if boxes else None
+
+
+def fill_answers_from_box(trajectories: list[Any]) -> tuple[list[Any], int]:
+    """Give a trajectory without an answer the last `\\boxed{}` of its solution (so the outcome
+    config is not empty when no answer field is mapped); returns the trajectories and how many
+    answers were taken from a box (`answer_from_box` in the build's figures)."""
+    from dataclasses import replace
+
+    out, n = [], 0
+    for t in trajectories:
+        if not (t.answer or "").strip() and (box := last_boxed(t.solution)) is not None:
+            t = replace(t, answer=box)
+            n += 1
+        out.append(t)
+    return out, n
+
+
+def quality_section(figures: dict[str, Any]) -> str:
+    """The card's quality section: what each figure means, then the tables."""
+    if not figures:
+        return "(no quality figures: the build ran without them)"
+    intro = (
+        "Masked-Then-Fill: masks per row; junk masks (bare numbers or units, fragments such as "
+        "`t_1 - t_0 =`, unbalanced braces; must be 0); the share of masks copied verbatim from the "
+        "problem statement; rows whose masked prompt still shows a boxed final answer (must be 0). "
+        "Step Reordering: the histogram of step counts and two baselines scored with the real reward, "
+        "a random order and an order read off wording alone (\"Let/Given\" first, \"Therefore/\\\\boxed\" "
+        "last): the closer the surface-cue score is to random, the less the order can be guessed "
+        f"without the maths. Outcome answers taken from the solution's last `\\boxed{{}}` (no answer "
+        f"field mapped): {figures.get('answer_from_box', 0)}."
+    )
+    return intro + "\n\n" + quality_table(figures)

@@ -20,8 +20,8 @@ from tqdm.auto import tqdm
 
 from mrtasks.curate.base import Annotator, Drop
 from mrtasks.curate.filters import BenchmarkIndex, NearDuplicateIndex
-from mrtasks.curate.quality import fill_answers_from_box, quality_figures
 from mrtasks.curate.integrity import check_references, repair_trajectories
+from mrtasks.curate.quality import fill_answers_from_box, quality_figures
 from mrtasks.curate.sources import (
     HUB_PRESETS,
     SourceSpec,

@@ -247,3 +247,126 @@ class FakeOpenAIServer:
                     entry.status, entry.completed = reply.status, True
 
         return Handler
+
+
+# --- a local Hub endpoint for `--push-to-hub` (HF_ENDPOINT=server.url) -----------------------------
+
+
+@dataclass
+class HubRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    status: int = 0
+
+
+class FakeHubServer:
+    """The few Hub API routes `HfApi.whoami`, `create_repo` and `upload_folder` use, on 127.0.0.1.
+
+    Routes (huggingface_hub 0.2x-2.x): `GET /api/whoami-v2`, `POST /api/repos/create`,
+    `POST /api/validate-yaml` (the single-commit path without hf_xet),
+    `POST /api/<type>s/<repo>/preupload/<rev>` (every file answered `regular`, so contents travel
+    base64 in the commit and no LFS/Xet storage is involved) and `POST /api/<type>s/<repo>/commit/<rev>`
+    (NDJSON). Files committed land in `repos[repo_id][path] = bytes`. Requests carrying a token other
+    than `token` get 401; `fail_commit` answers the commit with that status. Anything else is 404 and
+    stays in `log` for the test to see.
+    """
+
+    def __init__(self, token: str, fail_commit: int | None = None) -> None:
+        self.token = token
+        self.fail_commit = fail_commit
+        self.log: list[HubRequest] = []
+        self.repos: dict[str, dict[str, bytes]] = {}
+        self._lock = threading.Lock()
+        self._httpd = _ThreadingServer(("127.0.0.1", 0), self._handler_class())
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeHubServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _route(self, req: HubRequest) -> tuple[int, Any]:
+        import base64
+
+        auth = {k.lower(): v for k, v in req.headers.items()}.get("authorization", "")
+        if auth != f"Bearer {self.token}":
+            return 401, {"error": "Invalid credentials in Authorization header"}
+        path = req.path.split("?", 1)[0]
+        if req.method == "GET" and path == "/api/whoami-v2":
+            return 200, {"type": "user", "name": "tester", "auth": {"accessToken": {"role": "write"}}}
+        if req.method == "POST" and path == "/api/validate-yaml":  # create_commit checks the card's metadata
+            import yaml
+
+            content = json.loads(req.body).get("content", "")
+            try:
+                yaml.safe_load(content.split("---")[1] if content.startswith("---") else "")
+            except (yaml.YAMLError, IndexError) as e:
+                return 400, {"errors": [{"message": str(e)}], "warnings": []}
+            return 200, {"errors": [], "warnings": []}
+        if req.method == "POST" and path == "/api/repos/create":
+            info = json.loads(req.body)
+            repo = f"{info.get('organization')}/{info['name']}" if info.get("organization") else info["name"]
+            with self._lock:
+                exists = repo in self.repos
+                self.repos.setdefault(repo, {})
+            if exists:
+                return 409, {"error": "You already created this dataset repo", "url": f"{self.url}/datasets/{repo}"}
+            return 200, {"url": f"{self.url}/datasets/{repo}", "name": repo}
+        m = re.fullmatch(r"/api/(model|dataset|space)s/(.+)/(preupload|commit)/([^/]+)", path)
+        if req.method == "POST" and m:
+            repo, action = m.group(2), m.group(3)
+            if repo not in self.repos:
+                return 404, {"error": "Repository not found"}
+            if action == "preupload":
+                files = json.loads(req.body)["files"]
+                return 200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]}
+            if self.fail_commit:
+                return self.fail_commit, {"error": "scripted commit failure"}
+            for line in req.body.splitlines():
+                item = json.loads(line)
+                if item["key"] == "file":
+                    value = item["value"]
+                    with self._lock:
+                        self.repos[repo][value["path"]] = base64.b64decode(value["content"])
+            oid = hashlib.sha1(req.body).hexdigest()
+            return 200, {"commitUrl": f"{self.url}/datasets/{repo}/commit/{oid}", "commitOid": oid, "pullRequestUrl": None}
+        return 404, {"error": f"no route {req.method} {path}"}
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+            def _handle(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                req = HubRequest(self.command, self.path, dict(self.headers.items()), body)
+                status, payload = server._route(req)
+                req.status = status
+                with server._lock:
+                    server.log.append(req)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if status >= 400:
+                    self.send_header("X-Error-Message", str(payload.get("error", "")))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_HEAD = _handle
+
+        return Handler

@@ -253,3 +253,15 @@ def test_a_corpora_build_has_hundreds_of_rows_each_earning_one_by_its_reference(
     rng = random.Random(0)
     for r in rng.sample(rows, 50):
         assert (r["error_step"] < 0) == (r["original"] == "")
+
+
+def test_audit_error_correction_policies_meet_their_targets(tmp_path, monkeypatch):
+    from mrtasks.rewards.audit import audit_rows, load_rows
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    _built(tmp_path / "demo")
+    results = {r.policy: r for r in audit_rows(ERROR_CORRECTION, load_rows(tmp_path / "demo", ERROR_CORRECTION))}
+    assert set(results) == {"reference", "equivalent_correction", "always_none", "always_step0", "copied_back"}
+    assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
+    assert results["copied_back"].mean == 0.0 and results["reference"].min == 1.0

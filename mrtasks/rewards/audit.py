@@ -270,6 +270,32 @@ def outcome_several_boxes(row: Row) -> str:
     return f"It is \\boxed{{{ref}}} or \\boxed{{{wrong}}}, or possibly \\boxed{{{wrong_answer(wrong)}}}."
 
 
+def correction_equivalent(row: Row) -> str:
+    """Error Correction's positive control: the right step, the original formula rewritten
+    (theorem names in lower case with "the"); `none` on rows without an error."""
+    if row["error_step"] < 0:
+        return boxed(["none"])
+    fix = f"the {row['original'].lower()}" if row["error_type"] == "theorem" else equivalent_rewrite(row["original"])
+    return boxed([str(row["error_step"]), fix])
+
+
+def correction_always_none(row: Row) -> str:
+    return boxed(["none"])
+
+
+def correction_always_step0(row: Row) -> str:
+    return boxed(["0"])
+
+
+def correction_copied_back(row: Row) -> str:
+    """The right step with its shown (corrupted) formula copied back; without an error, step 0
+    with its first formula copied."""
+    if row["error_step"] >= 0:
+        return boxed([str(row["error_step"]), row["corrupted"]])
+    found = problem_formulas(row["steps"][0]) if row["steps"] else []
+    return boxed(["0", found[0] if found else row["steps"][0][:40]])
+
+
 ONE = ("min", 1.0)
 POLICIES: dict[str, list[Policy]] = {
     "masked_then_fill": [
@@ -290,6 +316,16 @@ POLICIES: dict[str, list[Policy]] = {
         Policy("reversed", "the shown order reversed", order_reversed),
         Policy("surface_cues", "let/suppose/first first, therefore/thus/hence/boxed last", order_surface_cues),
         Policy("random", "a uniformly random order (seeded per row)", order_random),
+    ],
+    "error_correction": [
+        Policy("reference", "`\\boxed{k; original}`, or `\\boxed{none}`", reference, target=ONE),
+        Policy("equivalent_correction", "the right step, the original rewritten (sides swapped, \\dfrac, ...)",
+               correction_equivalent, target=(">=", 0.95)),
+        Policy("always_none", "`\\boxed{none}` on every row (earns the share of rows without an error)",
+               correction_always_none, target=("<=", 0.25)),
+        Policy("always_step0", "`\\boxed{0}`: step 0, no correction", correction_always_step0, target=("<=", 0.15)),
+        Policy("copied_back", "the right step with its corrupted formula copied back", correction_copied_back,
+               target=("<=", 0.0)),
     ],
     "outcome": [
         Policy("reference", "the answer, boxed", reference, target=ONE),

@@ -357,3 +357,45 @@ def test_secrets_never_reach_output_logs_or_files_and_v_stays_quiet(tmp_path, se
     for r in server.log:
         others = {k: v for k, v in r.headers.items() if k.lower() != "authorization"}
         assert KEY_CANARY not in json.dumps([r.body, others])
+
+
+def test_out_dot_in_a_project_folder_is_refused(tmp_path, capsys, monkeypatch):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print('mine')")
+    monkeypatch.chdir(tmp_path)
+    code, err = run_main(capsys, "--out", ".")
+    assert code == 4 and "holds no previous build" in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["main.py", "src"]
+
+
+def test_a_build_from_before_the_marker_is_recognised(tmp_path, capsys, references):
+    out = tmp_path / "old"
+    assert run_main(capsys, "--out", str(out), "--seed", "1")[0] == 0
+    stats = json.loads((out / "build_stats.json").read_text())
+    del stats[MARKER]
+    (out / "build_stats.json").write_text(json.dumps(stats))
+    assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
+    assert snapshot(out) == references[0]
+    (out / "notes.txt").write_text("x")  # not a build any more: refused
+    stats = json.loads((out / "build_stats.json").read_text())
+    del stats[MARKER]
+    (out / "build_stats.json").write_text(json.dumps(stats))
+    assert run_main(capsys, "--out", str(out), "--seed", "1")[0] == 4
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_build_exits_130_and_leaves_the_previous_build(tmp_path, capsys, references, sig):
+    import signal
+
+    out = tmp_path / "tasks"
+    assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
+    proc = subprocess_build(out, "--seed", "1", fault="pipeline_done:sleep=30")
+    deadline = time.monotonic() + 60
+    while not siblings(out) or (tmp_path / ".tasks.lock").read_text().strip() != str(proc.pid):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(1.0)  # well into the pipeline (or its pause)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted"
+    assert snapshot(out) == references[0] and siblings(out) == []

@@ -75,15 +75,25 @@ def _fault_forces_fallback() -> bool:
 
 
 def read_marker(folder: Path) -> dict[str, Any] | None:
-    """The marker of a folder written by `mrtasks.build`, or None."""
+    """The marker of a folder written by `mrtasks.build`, or None.
+
+    A build from before the marker (its stats have `fingerprint` and `counts`, and it holds nothing
+    but `README.md`, `build_stats.json` and `data/<config>/*.parquet`) counts as marked."""
     try:
         stats = json.loads((folder / STATS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    marker = stats.get(MARKER) if isinstance(stats, dict) else None
-    if not isinstance(marker, dict) or not isinstance(marker.get("files"), list):
+    if not isinstance(stats, dict):
         return None
-    return marker
+    marker = stats.get(MARKER)
+    if isinstance(marker, dict) and isinstance(marker.get("files"), list):
+        return marker
+    if "fingerprint" in stats and "counts" in stats:
+        files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir()}
+        legacy = {f for f in files if f in ("README.md", STATS_FILE) or (f.startswith("data/") and f.endswith(".parquet") and f.count("/") == 2)}
+        if files == legacy:
+            return {"format": 0, "files": sorted(files)}
+    return None
 
 
 def make_marker(root: Path, files: list[Path]) -> dict[str, Any]:
@@ -208,7 +218,9 @@ class OutputFolder:
 
     def _check(self) -> None:
         out = self.out
-        if out.is_symlink() or (out.exists() and not out.is_dir()):
+        if out.is_symlink():
+            raise OutputError(f"--out {out} is a symbolic link; pass the folder it points to")
+        if out.exists() and not out.is_dir():
             raise OutputError(f"--out {out} exists and is not a folder; refusing to replace it")
         if not out.exists() or not any(out.iterdir()):
             return

@@ -10,6 +10,7 @@ from huggingface_hub import DatasetCard
 
 from mrtasks.build import main
 from mrtasks.curate.card import size_category
+from mrtasks.tasks import list_tasks
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def test_card_metadata_parses_and_maps_every_config_to_its_files(demo):
     assert data["task_categories"] == ["text-generation", "reinforcement-learning"]
     assert data["size_categories"] == ["n<1K"] and "math" in data["tags"]
     configs = {c["config_name"]: c["data_files"] for c in data["configs"]}
-    assert list(configs) == ["masked_then_fill", "step_reordering", "outcome", "trajectories"]
+    assert list(configs) == [*list_tasks(), "trajectories"] and "error_correction" in configs
     for name, files in configs.items():
         for entry in files:
             assert list(out.glob(entry["path"])), entry
@@ -38,6 +39,7 @@ def test_card_body_reports_the_build(demo):
     out, stats = demo
     text = (out / "README.md").read_text()
     assert stats["fingerprint"] in text
+    assert all(f"| `{name}` | " in text for name in list_tasks())  # the task table comes from the registry
     assert f"| masked_then_fill | {stats['counts']['masked_then_fill']['train']} |" in text
     assert "| outcome | not_computation | 18 |" in text  # the sample's 18 proofs have no outcome row
     assert "`sha256:" in text and "load_dataset(" in text and 'get_reward("process")' in text

@@ -62,6 +62,19 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def tasks_table() -> str:
+    """One line per registered task (its stage, description and own columns), then the corpus."""
+    from mrtasks.tasks import get_task, list_tasks
+
+    rows = []
+    for name in list_tasks():
+        spec = get_task(name)
+        rows.append([f"`{name}`", "I" if spec.stage == 1 else "II", spec.description, ", ".join(f"`{c}`" for c in spec.columns())])
+    corpus = "The curated corpus: problem, solution, ranked formulas, steps (re-derive tasks, e.g. per-epoch resampling)."
+    rows.append(["`trajectories`", "", corpus, ""])
+    return _table(["config", "stage", "what it is", "task columns"], rows)
+
+
 def render_card(
     result: PipelineResult, parameters: dict[str, Any], fingerprint: str, repo: str, template: Path | None = None
 ) -> str:
@@ -79,6 +92,7 @@ def render_card(
         "benchmarks": "AIME24, AIME25, AMC23, MATH500" if not parameters.get("benchmarks") else ", ".join(
             Path(p).name for p in parameters["benchmarks"]
         ),
+        "tasks_table": tasks_table(),
         "counts_table": _table(["config", *SPLITS], [[c, *(counts[c][s] for s in SPLITS)] for c in CONFIGS]),
         "breakdown_table": _table(
             ["config", "split", "source", "kind", "rows"], [list(r.values()) for r in result.breakdown()]

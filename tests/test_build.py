@@ -12,9 +12,10 @@ from datasets import load_dataset
 
 from mrtasks.build import main
 from mrtasks.curate.filters import BenchmarkIndex, normalize_problem
+from mrtasks.curate.pipeline import CONFIGS as PIPELINE_CONFIGS
 from mrtasks.tasks import MASK_TOKEN
 
-CONFIGS = ["masked_then_fill", "step_reordering", "outcome", "trajectories"]
+CONFIGS = list(PIPELINE_CONFIGS)  # every registered task config, plus trajectories
 
 
 @pytest.fixture(autouse=True)

@@ -170,3 +170,17 @@ def test_misaligned_column_is_one_clear_error():
         assert isinstance(err.value, ColumnLengthError)
     with pytest.raises(ColumnLengthError, match="'answer'"):
         _fails_on_batches()(["1", "2"], answer=["1"])
+
+
+RELATIONAL = st.lists(st.sampled_from(TOKENS + ["\\le", "\\geq", "\\approx", "\\cup", "\\pm", "\\{", "\\}", "\\infty",
+                                                "\\text{ or }", "|", ":", "0.5", "1,000", "\\in", "%"]), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(RELATIONAL, RELATIONAL)
+def test_fuzz_unguarded_tiers_never_raise(pred, ref):
+    """The in-process tiers themselves (not only the batch guard) decide or abstain, never raise."""
+    from mrtasks.rewards.equivalence import quick_equal
+
+    for strip_lhs in (True, False):
+        assert quick_equal(pred, ref, strip_lhs) in (True, False, None)

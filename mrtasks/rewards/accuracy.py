@@ -1,7 +1,11 @@
 """Accuracy of the answer checker on labeled (reference, prediction, equal) pairs, next to
-plain `mathruler.grader.grade_answer` on the same pairs.
+plain `mathruler.grader.grade_answer` and (when installed) Math-Verify on the same pairs.
 
-    python -m mrtasks.rewards.accuracy tests/data/equivalence_pairs.jsonl
+    python -m mrtasks.rewards.accuracy tests/data/equivalence_pairs.jsonl    # tuned on
+    python -m mrtasks.rewards.accuracy tests/data/equivalence_heldout.jsonl  # never tuned on
+
+Math-Verify (`pip install math-verify`, Apache-2.0) is measured as graders usually call it:
+`verify(parse("$reference$"), parse("\\boxed{prediction}"))`.
 """
 
 from __future__ import annotations
@@ -83,22 +87,54 @@ def mathruler_plain(rows: Sequence[dict]) -> list[bool]:
     return out
 
 
+def math_verify_plain(rows: Sequence[dict]) -> list[bool]:
+    """Math-Verify with the reference in `$...$` and the prediction boxed (its usual call)."""
+    from math_verify import parse, verify
+
+    out = []
+    for r in rows:
+        pred = r["prediction"] if "\\boxed" in r["prediction"] else f"\\boxed{{{r['prediction']}}}"
+        try:
+            out.append(bool(verify(parse(f"${r['reference']}$"), parse(pred))))
+        except Exception:  # noqa: BLE001
+            out.append(False)
+    return out
+
+
 CHECKERS: dict[str, Callable[[Sequence[dict]], list[bool]]] = {"mrtasks": ours, "mathruler": mathruler_plain}
+try:  # optional: measured when installed, never required
+    import math_verify  # noqa: F401
+
+    CHECKERS["math-verify"] = math_verify_plain
+except ImportError:  # pragma: no cover
+    pass
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Score]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pairs", type=Path, help="JSONL with reference, prediction, equal")
     parser.add_argument("--show-errors", action="store_true", help="print every misjudged pair")
+    parser.add_argument("--by-category", action="store_true", help="accuracy per `category` too")
+    parser.add_argument("--checkers", default=",".join(CHECKERS), help=f"comma list of {', '.join(CHECKERS)}")
     args = parser.parse_args(argv)
     rows = load_pairs(args.pairs)
     results = {}
     positives = sum(bool(r["equal"]) for r in rows)
     print(f"{len(rows)} pairs ({positives} equal, {len(rows) - positives} not equal)")
-    print(f"{'checker':<10} {'accuracy':>9} {'false+':>7} {'false-':>7}")
-    for name, checker in CHECKERS.items():
-        s = results[name] = score(rows, checker(rows))
-        print(f"{name:<10} {s.accuracy:>9.2%} {s.false_pos:>7} {s.false_neg:>7}")
+    print(f"{'checker':<12} {'accuracy':>9} {'false+':>7} {'false-':>7}")
+    names = [c for c in args.checkers.split(",") if c]
+    unknown = [c for c in names if c not in CHECKERS]
+    if unknown:
+        parser.error(f"unknown checker(s) {unknown}; known: {', '.join(CHECKERS)}")
+    for name in names:
+        verdicts = CHECKERS[name](rows)
+        s = results[name] = score(rows, verdicts)
+        print(f"{name:<12} {s.accuracy:>9.2%} {s.false_pos:>7} {s.false_neg:>7}")
+        if args.by_category:
+            for cat in sorted({str(r.get("category", "")) for r in rows}):
+                idx = [i for i, r in enumerate(rows) if str(r.get("category", "")) == cat]
+                c = score([rows[i] for i in idx], [verdicts[i] for i in idx])
+                print(f"    {cat:<32} {c.total:>4} {c.accuracy:>8.2%} {c.false_pos:>4} {c.false_neg:>4}")
         if args.show_errors:
             for e in s.errors:
                 print(f"    [{e.get('category', '')}] ref={e['reference']!r} pred={e['prediction']!r} "

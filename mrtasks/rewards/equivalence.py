@@ -719,7 +719,10 @@ def _close_decimal(pred: Answer, ref: Answer) -> bool | None:
     a, b = _number(pred), _number(ref)
     if a is None or b is None:
         return False
-    return math.isclose(float(a), float(b), rel_tol=DECIMAL_REL_TOL, abs_tol=1e-15)
+    try:
+        return math.isclose(float(a), float(b), rel_tol=DECIMAL_REL_TOL, abs_tol=1e-15)
+    except OverflowError:
+        return False
 
 
 _NUM = re.compile(r"\d+(?:\.\d+)?")

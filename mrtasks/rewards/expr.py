@@ -369,7 +369,10 @@ def probe_points(names: frozenset[str], count: int = 3) -> list[dict[str, float]
 def values_equal(a: Value, b: Value) -> bool:
     if isinstance(a, Fraction) and isinstance(b, Fraction):
         return a == b
-    fa, fb = float(a), float(b)
+    try:
+        fa, fb = float(a), float(b)
+    except OverflowError:  # an exact number beyond float range equals no float
+        return False
     if math.isinf(fa) or math.isinf(fb):
         return fa == fb
     return math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12)

@@ -422,25 +422,33 @@ def _all_boxes(text: str, a: int, b: int) -> list[tuple[int, int]]:
 
 
 _ANSWER_OK = (None, "too_short", "bare_number_or_unit", "text_only")  # an answer may be a bare number
-_ALIAS_PATTERNS: list[tuple[str, bool, re.Pattern[str]]] = []
+_ALIASES_BY_WORD: dict[str, list[tuple[str, bool, re.Pattern[str]]]] = {}
 
 
 def _theorem_matches(text: str) -> list[tuple[int, int]]:
-    """Spans of lexicon theorem names in text, longest alias first at each place (abbreviations
-    such as `SAS` only in capitals). A substring test runs before any regex, so a solution with
-    no theorem name costs one `in` per alias."""
-    if not _ALIAS_PATTERNS:
+    """Spans of lexicon theorem names in text (abbreviations such as `SAS` only in capitals).
+
+    Aliases are indexed by their first word, so only the aliases whose first word occurs in
+    the text are searched: a solution without theorem names costs one word scan.
+    """
+    if not _ALIASES_BY_WORD:
         names = sorted({a for c, al in THEOREM_ALIASES.items() for a in (c, *al)}, key=len, reverse=True)
         for n in names:
             upper = n.isupper()
             body = re.escape(n) if upper else "(?i:" + re.escape(n) + ")"
-            _ALIAS_PATTERNS.append((n if upper else n.lower(), upper, re.compile(r"(?<![\w-])" + body + r"(?![\w-])")))
-    lowered = text.lower()
+            first = re.findall(r"[a-z0-9]+", n.lower())[0]
+            needle = n if upper else n.lower()
+            _ALIASES_BY_WORD.setdefault(first, []).append((needle, upper, re.compile(r"(?<![\w-])" + body + r"(?![\w-])")))
     found: list[tuple[int, int]] = []
-    for needle, upper, pattern in _ALIAS_PATTERNS:
-        if needle in (text if upper else lowered):
-            found += [(m.start(), m.end()) for m in pattern.finditer(text)]
+    lowered = text.lower()
+    for word in sorted(set(_WORD.findall(lowered)) & _ALIASES_BY_WORD.keys()):
+        for needle, upper, pattern in _ALIASES_BY_WORD[word]:
+            if needle in (text if upper else lowered):
+                found += [(m.start(), m.end()) for m in pattern.finditer(text)]
     return found
+
+
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) -> list[Candidate]:
@@ -476,7 +484,7 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) 
         if out and out[-1].junk in ("trailing_operator", "unbalanced_braces") and out[-1].kind == "math":
             prev = out[-1]
             gap = solution[prev.end : a]
-            if len(gap) <= 8 and not re.sub(r"[\s$]|\\[()]", "", gap):
+            if len(gap) <= 8 and not _GAP_NOISE.sub("", gap):
                 joined = solution[prev.start : prev.end] + " " + text
                 if junk_reason(joined) is None:
                     out[-1] = Candidate(prev.start, b, "math", prev.display or s.display, None)
@@ -487,24 +495,24 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) 
     if config.plain_equations:
         for m in _PLAIN_EQUATION.finditer(solution):
             a, b = _trim(solution, m.start(), m.end(), rhs=False)
-            if a < b and not covered.touches(a, b) and re.search(r"\d", solution[a:b]):
+            if a < b and not covered.touches(a, b) and _DIGIT.search(solution, a, b):
                 if not _FIRST_UNIT.match(solution[a:b]):  # `32/2 = 16 elephants`: the unit is prose
                     u = _LAST_UNIT.search(solution, a, b)
                     b = u.start() if u else b
                 text = solution[a:b]
                 lhs = text.split("=")[0]
-                if re.search(r"[-+*/×÷]|\s x\s|[a-z]", lhs):
+                if _LHS_WORK.search(lhs):
                     extra.append(Candidate(a, b, "plain", False, junk_reason(text)))
     if config.theorem_names:
         for ta, tb in _theorem_matches(solution):
             if not covered.touches(ta, tb):
                 extra.append(Candidate(ta, tb, "theorem", False, None))
     if extra:
-        taken = _Regions([(c.start, c.end) for c in out])
+        taken, last_end = _Regions([(c.start, c.end) for c in out]), -1
         for c in sorted(extra, key=lambda c: (c.start, -c.end)):
-            if not taken.touches(c.start, c.end):
+            if c.start >= last_end and not taken.touches(c.start, c.end):
                 out.append(c)
-                taken = _Regions(taken.regions + [(c.start, c.end)])
+                last_end = c.end
         out.sort(key=lambda c: c.start)
     return out
 
@@ -671,7 +679,7 @@ def _merge_short(solution: str, segs: list[Segment], min_chars: int, max_steps: 
     max_steps, merge the adjacent pair with the smallest combined length."""
     out: list[Segment] = []
     for a, b in segs:
-        tiny = b - a < min_chars or not re.search(r"[A-Za-z0-9]", solution[a:b])
+        tiny = b - a < min_chars or not _ALNUM.search(solution, a, b)
         if out and tiny:
             out[-1] = (out[-1][0], b)
         else:
@@ -715,6 +723,9 @@ def _units(solution: str, protected: _Regions) -> list[Segment]:
     out: list[Segment] = []
     for a, b in segs:
         inner = [m.end() for m in _CLAUSE_CUT.finditer(solution, a, b) if not protected.cuts(m.start())]
+        if not inner:
+            out.append((a, b))
+            continue
         pieces = _segments(solution[:b], [a, *inner])
         if len(pieces) > 1 and all(y - x >= 30 for x, y in pieces) and "=" in solution[pieces[0][0] : pieces[0][1]]:
             out += [p for p in pieces if p[0] >= a]
@@ -723,10 +734,18 @@ def _units(solution: str, protected: _Regions) -> list[Segment]:
     return out
 
 
+_GAP_NOISE = re.compile(r"[\s$]|\\[()]")
+_DIGIT = re.compile(r"\d")
+_DIGITS = re.compile(r"\d+")
+_ALNUM = re.compile(r"[A-Za-z0-9]")
+_LHS_WORK = re.compile(r"[-+*/×÷]|\s x\s|[a-z]")
+_INLINE_MATH = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
+_TEMPLATE_WORD = re.compile(r"[a-zN]+|M")
+
+
 def _template(text: str) -> tuple[str, ...]:
-    words = re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " M ", text.lower())
-    words = re.sub(r"\d+", "N", words)
-    return tuple(re.findall(r"[a-zN]+|M", words)[:2])
+    words = _INLINE_MATH.sub(" M ", text[:160].lower())
+    return tuple(_TEMPLATE_WORD.findall(_DIGITS.sub("N", words))[:2])
 
 
 def _results(text: str) -> set[str]:

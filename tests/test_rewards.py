@@ -232,3 +232,23 @@ def test_format_reward_knows_the_prompt_opened_the_think_block():
     assert r1_format(completions, task=[OUTCOME] * 3) == [1.0, 0.0, 0.0]
     assert format_reward(completions, task=[OUTCOME] * 3) == [1.0, 1.0, 1.0]
     assert format_reward(["\\boxed{3}<|im_end|>junk \\boxed{"], task=[OUTCOME]) == [1.0]
+
+
+SUM = "\\sum_{k=1}^{n} k^{2} = \\frac{n(n+1)(2n+1)}{6}"  # big operators: the checker cannot decide
+
+
+def test_an_undecided_near_miss_earns_nothing_but_a_consistent_renaming_keeps_similarity():
+    from mrtasks.rewards.mask_fill import near_miss
+
+    assert near_miss(SUM.replace("k=1", "k=2"), SUM)  # another number
+    assert near_miss(SUM.replace("(2n+1)", "(2m+1)"), SUM)  # one letter renamed in one place
+    assert not near_miss(SUM.replace("k", "j"), SUM)  # the bound variable renamed everywhere
+    assert mask_fill([boxed(SUM.replace("k=1", "k=2"))], masks=[[SUM]]) == [0.0]
+    (renamed,) = mask_fill([boxed(SUM.replace("k", "j"))], masks=[[SUM]])
+    assert 0.9 < renamed < 1.0
+
+
+def test_a_fragment_gets_no_similarity_credit():
+    masks = [["(n - 1)! \\equiv -1 \\pmod n"]]  # undecided: `\equiv` is outside the checker's grammar
+    assert mask_fill([boxed("1")], masks=masks) == [0.0]
+    assert get_reward("masked_then_fill", partial_credit="all")([boxed("1")], masks=masks)[0] > 0.0

@@ -46,10 +46,10 @@ class Policy:
 
 # --- formula surgery (pure string work; used by the policies) --------------------------------
 
-_RELATIONS = r"\\leq|\\geq|\\neq|\\le|\\ge|\\ne|\\lt|\\gt|<=|>=|=|<|>"
-_REL = re.compile(rf"(?:{_RELATIONS})(?![a-zA-Z])")
-_MIRROR = {"<": ">", ">": "<", "\\lt": "\\gt", "\\gt": "\\lt", "<=": ">=", ">=": "<=",
-           "\\le": "\\ge", "\\ge": "\\le", "\\leq": "\\geq", "\\geq": "\\leq"}  # fmt: skip
+_REL = re.compile(r"\\(?:leqslant|geqslant|leq|geq|neq|le|ge|ne|lt|gt)(?![a-zA-Z])|<=|>=|=|<|>")
+_MIRROR = {"<": ">", ">": "<", "\\lt": "\\gt", "\\gt": "\\lt", "<=": ">=", ">=": "<=", "\\le": "\\ge",
+           "\\ge": "\\le", "\\leq": "\\geq", "\\geq": "\\leq", "\\leqslant": "\\geqslant",
+           "\\geqslant": "\\leqslant"}  # fmt: skip
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
 _SAFE_COMMANDS = {
     "\\frac", "\\dfrac", "\\tfrac", "\\sqrt", "\\cdot", "\\times", "\\pi", "\\left", "\\right", "\\sin",
@@ -72,21 +72,24 @@ def _depth_scan(text: str) -> list[int]:
     return depths
 
 
-def split_relation(formula: str) -> tuple[str, str, str] | None:
-    """(left, relation, right) when the formula has exactly one top-level relation, else None."""
+def split_relations(formula: str) -> tuple[list[str], list[str]] | None:
+    """The members and relations of a relation or chain (`a = b < c` -> `[a, b, c], [=, <]`), split
+    at top level; None without a relation or with an empty member."""
     depths = _depth_scan(formula)
     hits = [m for m in _REL.finditer(formula) if depths[m.start()] == 0]
-    if len(hits) != 1:
+    if not hits:
         return None
-    m = hits[0]
-    left, right = formula[: m.start()].strip(), formula[m.end() :].strip()
-    if not left or not right:
-        return None
-    return left, m.group(0), right
+    members, rels, last = [], [], 0
+    for m in hits:
+        members.append(formula[last : m.start()].strip())
+        rels.append(m.group(0))
+        last = m.end()
+    members.append(formula[last:].strip())
+    return (members, rels) if all(members) else None
 
 
 def _reorderable(side: str) -> bool:
-    if any(c in _UNSAFE_CHARS for c in side) or "\\{" in side or "\\\\" in side:
+    if any(c in _UNSAFE_CHARS for c in side) or "\\{" in side or "\\\\" in side or _REL.search(side):
         return False
     return all(cmd in _SAFE_COMMANDS for cmd in _COMMAND.findall(side))
 
@@ -135,14 +138,30 @@ def reorder_terms(side: str) -> str:
 _FRAC = re.compile(r"\\frac(?![a-zA-Z])")
 
 
+_NOT_A_CHAIN = re.compile(
+    r"\\(?:quad|qquad|text|mbox|Rightarrow|Leftarrow|Leftrightarrow|Longrightarrow|iff|implies|approx|sim|"
+    r"mid|nmid|equiv|pmod|bmod|mod|to|rightarrow|begin|ldots|cdots|dots|in|notin|subset|subseteq)(?![a-zA-Z])|\\\\|\\ |:"
+)
+
+
+def _chain_safe(text: str) -> bool:
+    """A plain relation or chain: no top-level list comma, no implication, congruence or prose."""
+    depths = _depth_scan(text)
+    return not any(c == "," and depths[i] == 0 for i, c in enumerate(text)) and not _NOT_A_CHAIN.search(text)
+
+
 def equivalent_rewrite(formula: str) -> str:
-    """The same formula written differently: sides of a relation swapped (an inequality mirrored),
-    terms of a sum reordered, `\\frac` -> `\\dfrac`, different spacing. Text is only re-spaced."""
-    text = _FRAC.sub(r"\\dfrac", formula.strip())
-    parts = split_relation(text)
+    """The same formula written differently: a relation or chain reversed with its relations
+    mirrored (`a = b < c` -> `c > b = a`), terms of each sum reordered, `\\frac` -> `\\dfrac`,
+    alignment `&` dropped, different spacing. Text is only re-spaced."""
+    text = re.sub(r"(?<!\\)&", " ", _FRAC.sub(r"\\dfrac", formula.strip()))
+    parts = split_relations(text) if _chain_safe(text) else None
     if parts is not None:
-        left, rel, right = parts
-        text = f"{reorder_terms(right)} {_MIRROR.get(rel, rel)} {reorder_terms(left)}"
+        members, rels = parts
+        out = reorder_terms(members[-1])
+        for member, rel in zip(reversed(members[:-1]), reversed(rels)):
+            out += f" {_MIRROR.get(rel, rel)} {reorder_terms(member)}"
+        text = out
     else:
         text = reorder_terms(text)
     return re.sub(r"\s+", "  ", text) if text == formula.strip() else text
@@ -152,17 +171,21 @@ _NUMBER = re.compile(r"(?<![\\a-zA-Z])\d+(?:\.\d+)?")
 _LETTER = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z](?![a-zA-Z])")
 
 
-def change_one_number(formula: str) -> str:
-    """The formula with its first number changed (`3` -> `4`, `2.5` -> `2.6`); without a number,
-    its first single-letter variable renamed; text without either is returned unchanged."""
-    m = _NUMBER.search(formula)
-    if m:
+def change_one_number(formula: str, last: bool = False) -> str:
+    """The formula with its first (or last) number changed (`3` -> `4`, `2.5` -> `2.6`); without a
+    number, its first single-letter variable renamed; failing that (prose, theorem names), its
+    first letter changed."""
+    found = list(_NUMBER.finditer(formula))
+    if found:
+        m = found[-1] if last else found[0]
         num = m.group(0)
         new = str(int(num) + 1) if "." not in num else num[:-1] + str((int(num[-1]) + 1) % 10)
         return formula[: m.start()] + new + formula[m.end() :]
-    m = _LETTER.search(formula)
+    m = _LETTER.search(formula) or re.search(r"(?<!\\)(?<![a-zA-Z])[a-zA-Z]", formula)
     if m:
-        new = "y" if m.group(0) != "y" else "z"
+        old = m.group(0)
+        new = ("y" if old.lower() != "y" else "z") if len(formula) < 3 or _LETTER.search(formula) else chr((ord(old.lower()) - 96) % 26 + 97)
+        new = new.upper() if old.isupper() else new
         return formula[: m.start()] + new + formula[m.end() :]
     return formula
 
@@ -247,8 +270,12 @@ def order_random(row: Row) -> str:
 
 
 def wrong_answer(answer: str) -> str:
-    changed = change_one_number(answer)
-    return changed if changed != answer else answer + " + 1"
+    """A different final answer: its last number changed, or `+ 1` appended (never a renamed letter:
+    `N = n` and `y = n` are the same final answer)."""
+    choice = re.fullmatch(r"\(?([A-E])\)?", answer.strip())
+    if choice:  # a choice letter: another letter
+        return "B" if choice.group(1) != "B" else "C"
+    return change_one_number(answer, last=True) if _NUMBER.search(answer) else answer + " + 1"
 
 
 def outcome_truncated_think(row: Row) -> str:

@@ -4,12 +4,15 @@ The paper scores a position 1 when the fill is equivalent to the masked formula 
 similarity otherwise. Taken literally, a fill with one number changed earns ~0.8 and right masks
 in the wrong slots ~0.4, so a policy learns to look like the reference rather than be right. The
 default here (`partial_credit="undecided"`) gives similarity only where the equivalence checker
-cannot decide (prose, theorem names, formulas outside its grammar); a decided mismatch scores 0.
-`partial_credit="all"` keeps the paper's literal variant.
+cannot decide (prose, theorem names, formulas outside its grammar); a decided mismatch scores 0,
+and so does an undecided near miss (the same tokens with another number, or a letter renamed
+inconsistently) or a similarity below `MIN_SIMILARITY`. `partial_credit="all"` keeps the paper's
+literal variant (similarity on every mismatch).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +25,9 @@ from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import MASKED_THEN_FILL
 
 PARTIAL_CREDIT = ("undecided", "all")
+MIN_SIMILARITY = 0.5
+"""Under "undecided", similarity below this earns 0: unrelated formulas of one solution share
+a third of their characters, and a fragment like `0` shares one or two with any formula."""
 
 
 def parse_fills(completion: Any, think_prefilled: bool = False) -> list[str] | None:
@@ -60,13 +66,46 @@ def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
     return verdicts
 
 
+_TOKEN = re.compile(r"\\[a-zA-Z]+|\d+(?:\.\d+)?|\S")
+_NUM = re.compile(r"\d+(?:\.\d+)?")
+
+
+def near_miss(pred: str, ref: str) -> bool:
+    """The same token sequence with other numbers, or single letters renamed inconsistently.
+
+    The checker leaves many formulas undecided (big operators, prose, `\\equiv`), where one
+    changed number would otherwise keep ~0.95 similarity. A consistent renaming (a bijection of
+    letters, e.g. a bound variable `k` -> `j`) is not a near miss: it may be the same formula.
+    """
+    a, b = _TOKEN.findall(normalize(pred)), _TOKEN.findall(normalize(ref))
+    if len(a) != len(b) or a == b:
+        return False
+    diffs = [(x, y) for x, y in zip(a, b) if x != y]
+    if not all((_NUM.fullmatch(x) or x.isalpha() and len(x) == 1) and (_NUM.fullmatch(y) or y.isalpha() and len(y) == 1) for x, y in diffs):
+        return False  # another command or symbol: leave it to similarity
+    if any(_NUM.fullmatch(x) or _NUM.fullmatch(y) for x, y in diffs):
+        return True
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for x, y in zip(a, b):
+        if len(x) == 1 and x.isalpha() and len(y) == 1 and y.isalpha():
+            if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
+                return True  # the same letter renamed two ways: not a renaming
+    return False
+
+
 def position_score(verdict: bool | None, pred: str, ref: str, partial_credit: str) -> float:
-    """1.0 equivalent; 0.0 decided not (similarity under "all"); similarity when undecided."""
+    """1.0 equivalent. Under "all" (the paper's literal rule), similarity otherwise. Under
+    "undecided": 0.0 when the checker decides they differ, or when they are a near miss (another
+    number, an inconsistently renamed letter); else similarity, 0 below `MIN_SIMILARITY`."""
     if verdict is True:
         return 1.0
-    if verdict is False and partial_credit == "undecided":
+    if partial_credit == "all":
+        return similarity(pred, ref)
+    if verdict is False or near_miss(pred, ref):
         return 0.0
-    return similarity(pred, ref)
+    score = similarity(pred, ref)
+    return score if score >= MIN_SIMILARITY else 0.0
 
 
 @register(MASKED_THEN_FILL, aliases=("mask_fill",))

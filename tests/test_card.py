@@ -57,3 +57,14 @@ def test_unknown_placeholder_fails_the_build(demo, tmp_path):
     template.write_text("---\nlicense: mit\n---\n{{typo}}\n")
     with pytest.raises(KeyError, match="typo"):
         main(["--out", str(tmp_path / "o"), "--no-progress", "--card-template", str(template)])
+
+
+def test_card_and_stats_report_curation_quality(demo):
+    out, stats = demo
+    q = stats["quality"]
+    assert q["masked_then_fill"]["all"]["junk_masks"] == 0 and q["masked_then_fill"]["all"]["rows_with_visible_boxed_answer"] == 0
+    assert q["answer_from_box"] == 0  # the sample maps its answers
+    text = (out / "README.md").read_text()
+    assert "### Curation quality" in text and "surface-cue baseline" in text
+    rows = q["masked_then_fill"]["sample"]["rows"]
+    assert f"| sample | {rows} | 7.0 | 0 |" in text

@@ -269,3 +269,45 @@ def test_any_text_gives_verbatim_formulas_and_covering_steps(sol):
     for f in extract_formulas(sol):
         assert sol[f.start : f.end] == f.text
     assert squash("".join(split_steps(sol))) == squash(sol)
+
+
+# --- steps ----------------------------------------------------------------------------------------
+
+
+def test_figure_only_pieces_are_dropped_from_the_steps():
+    sol = "We draw the circle first.\n\n<img_3695>\n\nFigure 1\n\nThen the chord $AB = 2r$ is a diameter."
+    assert split_steps(sol) == ["We draw the circle first.", "Then the chord $AB = 2r$ is a diameter."]
+
+
+def test_a_one_sentence_chain_of_therefore_clauses_is_split_into_moves():
+    sol = (
+        "We have $x = 2 + 3 = 5$ from the sum of both parts, therefore $y = 2x = 10$ follows from doubling it, "
+        "hence $z = y + 1 = 11$ is the final count."
+    )
+    assert split_steps(sol) == [
+        "We have $x = 2 + 3 = 5$ from the sum of both parts,",
+        "therefore $y = 2x = 10$ follows from doubling it,",
+        "hence $z = y + 1 = 11$ is the final count.",
+    ]
+    no_math = "Nellie, Jacob, and Lana all ate until they cried, so they ate 12 + 6 + 3 = 21 candies in all."
+    assert split_steps(no_math) == [no_math]
+
+
+def test_parallel_cases_are_merged_so_the_order_is_unique():
+    sol = "When $x<0$, we know $f(x)=-x$.\n\nWhen $x \\geq 0$, we know $f(x)=x$.\n\nTherefore $f(x)=|x|$ for every real $x$."
+    steps = split_steps(sol)
+    assert len(steps) == 2 and steps[0].count("When") == 2
+    dependent = "There are 32/2 = 16 elephants.\nThere are 16 - 3 = 13 zebras.\nSo the answer is 13 in total."
+    assert len(split_steps(dependent)) == 3  # the second uses the first's result: not interchangeable
+
+
+def test_steps_never_cut_inside_math_and_a_short_solution_keeps_few_steps():
+    sol = "We get $$a = 1. B = 2$$ and so on.\n\nHence the result $a + B = 3$ holds."
+    assert split_steps(sol) == ["We get $$a = 1. B = 2$$ and so on.", "Hence the result $a + B = 3$ holds."]
+    short = "We have $x=1$ from the first equation. So $y=2$ by the second one."
+    assert len(split_steps(short, min_steps=3)) == 2  # never cut mid-sentence just to reach min_steps
+
+
+def test_a_numbered_plan_stays_with_its_intro_but_numbered_steps_split():
+    plan = "To find the mean we:\n\n1. Add the numbers.\n2. Divide the sum.\n\nThe sum is $6 + 8 = 14$, so the mean is $7$."
+    assert split_steps(plan)[0].endswith("2. Divide the sum.")

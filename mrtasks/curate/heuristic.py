@@ -699,7 +699,7 @@ _UNIT_CUT = re.compile(
     r"|(?<=[.?!])(?<!\b[A-Za-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bFig\.)(?<!\bfig\.)(?<!\bProp\.)(?<!\bcf\.)"
     r"(?<!\betc\.)(?<!\bvs\.)(?<!\bEq\.)(?<!\bThm\.)(?<!\bNo\.)(?<!\bresp\.)(?<!\.\.\.)[ \t]+(?=[A-Z0-9$\\(])"
 )
-# `, therefore ...` after a clause that computed something is its own move.
+# `, therefore ...` between clauses that each compute something: each clause is its own move.
 _CLAUSE_CUT = re.compile(r"(?<=,)[ \t]+(?=(?:therefore|thus|hence|so)\s)")
 _FIGURE_ONLY = re.compile(
     r"^(?:<img_\d+>|\(?(?:see\s+)?(?:figure|fig\.?)\s*\d+[a-z]?\)?[.:]?|\[asy\].*\[/asy\]|!\[[^\]]*\]\([^)]*\))$",
@@ -711,27 +711,36 @@ _DANGLING_END = re.compile(
     re.IGNORECASE,
 )
 _CONTINUES = re.compile(r"^(?:[a-z]|\$\$|\\\[|\\begin\{|[,;.)]|=\s*\\)")
+_MARKER_ONLY = re.compile(r"\s*(?:#{1,6}\s*)?(?:\*\*)?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]")
 _HEADING = re.compile(r"\W*(?:case|part|step)\s*\w+\W*", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"(?:#{1,6}\s*)?(?:\*\*)?(?:step\s*\d+|\d{1,2}[.)]|[-*]\s)(?=[\s:*])", re.IGNORECASE)
 _CONDITIONAL = frozenset({"when", "if", "for", "from", "case", "in", "on"})
 
 
-def _units(solution: str, protected: _Regions) -> list[Segment]:
-    """The solution cut at every line and sentence boundary outside math and figures."""
-    cuts = [m.end() for m in _UNIT_CUT.finditer(solution) if not protected.cuts(m.start())]
-    segs = _segments(solution, cuts)
+def _units(solution: str, protected: _Regions) -> tuple[list[Segment], set[int]]:
+    """The solution cut at every line and sentence boundary outside math and figures (never right
+    after a list marker such as `1.`); also the starts of `, therefore` clauses cut out of a unit."""
+    cuts = []
+    for m in _UNIT_CUT.finditer(solution):
+        if protected.cuts(m.start()):
+            continue
+        if solution[m.start()] != "\n" and _MARKER_ONLY.fullmatch(solution, solution.rfind("\n", 0, m.start()) + 1, m.start()):
+            continue  # `1. Add the numbers.`: the marker is not a sentence
+        cuts.append(m.end())
     out: list[Segment] = []
-    for a, b in segs:
+    clauses: set[int] = set()
+    for a, b in _segments(solution, cuts):
         inner = [m.end() for m in _CLAUSE_CUT.finditer(solution, a, b) if not protected.cuts(m.start())]
         if not inner:
             out.append((a, b))
             continue
         pieces = _segments(solution[:b], [a, *inner])
-        if len(pieces) > 1 and all(y - x >= 30 for x, y in pieces) and "=" in solution[pieces[0][0] : pieces[0][1]]:
+        if len(pieces) > 1 and all(y - x >= 30 and "=" in solution[x:y] for x, y in pieces):
             out += [p for p in pieces if p[0] >= a]
+            clauses.update(p[0] for p in pieces[1:])
         else:
             out.append((a, b))
-    return out
+    return out, clauses
 
 
 _GAP_NOISE = re.compile(r"[\s$]|\\[()]")
@@ -765,7 +774,8 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
     with fewer moves simply has fewer steps (the task's `min_steps` then skips it).
     """
     protected = _protected(solution)
-    units = [u for u in _units(solution, protected) if not _FIGURE_ONLY.match(solution[u[0] : u[1]].strip())]
+    units, clauses = _units(solution, protected)
+    units = [u for u in units if not _FIGURE_ONLY.match(solution[u[0] : u[1]].strip())]
     steps: list[Segment] = []
     for a, b in units:
         text = solution[a:b]
@@ -775,10 +785,14 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
             line_start = solution.rfind("\n", 0, a) + 1
             indented = a - line_start >= 2
             item = _LIST_ITEM.match(text)
-            if item and indented:
+            if a in clauses:
+                continues = heading  # `, therefore ...` after a computation: its own move
+            elif item and indented:
                 continues = True  # a nested list item belongs to the step it sits in
             elif item and (len(text) >= 50 or "=" in text or "**" in text):
                 continues = heading  # a numbered step starts a step, even after "as follows:"
+            elif item:
+                continues = True  # a short plain item (`2. Divide the sum.`) is part of a plan
             else:
                 continues = bool(_CONTINUES.match(text) or _DANGLING_END.search(prev[-40:]) or heading)
             if continues:

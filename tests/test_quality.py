@@ -1,0 +1,67 @@
+"""Quality figures of a build (issue 9) and the annotator benchmark against the labelled fixture."""
+
+from __future__ import annotations
+
+import json
+
+from mrtasks.curate.annotator_bench import DEFAULT_FIXTURE, evaluate, formula_matches, load_fixture, step_boundaries
+from mrtasks.curate.heuristic import HeuristicAnnotator
+from mrtasks.curate.pipeline import PipelineConfig, run_pipeline
+from mrtasks.curate.quality import (
+    copied_from_problem,
+    fill_answers_from_box,
+    last_boxed,
+    surface_cue_order,
+    visible_boxed_answer,
+)
+from mrtasks.trajectory import Trajectory
+
+
+def test_visible_boxed_answer_and_copied_masks_are_detected():
+    assert visible_boxed_answer(r"so $r = <formula_masked>$ and $\boxed{2}$")
+    assert not visible_boxed_answer(r"so $r = 2$ and $\boxed{<formula_masked>}$")
+    assert not visible_boxed_answer("no box at all")
+    assert copied_from_problem("a = 2", "Let $a=2$ and $b=3$.") and not copied_from_problem("a^2 = 4", "Let $a=2$.")
+
+
+def test_surface_cue_order_reads_only_the_wording():
+    shown = [r"Therefore the answer is $\boxed{3}$.", "Let $x$ be the count.", "Then $x + 1 = 4$."]
+    assert surface_cue_order(shown) == [1, 2, 0]
+
+
+def test_answers_come_from_the_last_box_only_when_none_is_mapped():
+    assert last_boxed(r"First $\boxed{1}$, finally $\boxed{\frac{3}{4}}$.") == r"\frac{3}{4}"
+    a = Trajectory("a", "s", "computation", "p", r"So $\boxed{42}$.")
+    b = Trajectory("b", "s", "computation", "p", r"So $\boxed{42}$.", answer="41")
+    c = Trajectory("c", "s", "computation", "p", "No box.")
+    out, n = fill_answers_from_box([a, b, c])
+    assert [t.answer for t in out] == ["42", "41", None] and n == 1
+
+
+def test_sample_build_has_no_junk_masks_and_no_visible_boxed_answer():
+    result = run_pipeline(PipelineConfig(progress=False), HeuristicAnnotator())
+    q = result.quality
+    assert q["masked_then_fill"]["all"]["rows"] > 0
+    assert q["masked_then_fill"]["all"]["junk_masks"] == 0
+    assert q["masked_then_fill"]["all"]["rows_with_visible_boxed_answer"] == 0
+    assert q["masked_then_fill"]["all"]["copied_from_problem_share"] <= 0.10
+    assert set(q["yields"]) == {"sample"} and q["yields"]["sample"]["read"] == 36
+    hist = q["step_reordering"]["all"]["steps_histogram"]
+    assert sum(hist.values()) == q["step_reordering"]["all"]["rows"] and 0 <= q["step_reordering"]["all"]["baseline_random"] <= 1
+    json.dumps(q)  # goes into build_stats.json
+
+
+def test_formula_matching_of_the_benchmark():
+    assert formula_matches(r"\boxed{20}", "20") and formula_matches("&= x + 1 .", "x+1")
+    assert formula_matches("AM-GM", "arithmetic-geometric mean inequality")
+    assert not formula_matches("x + 1", "x + 2") and not formula_matches("AM-GM", "Cauchy-Schwarz")
+    assert step_boundaries("One. Two. Three.", ["One.", "Two.", "Three."]) == {5, 10}
+
+
+def test_heuristic_meets_the_issue_targets_on_the_held_out_fixture(shared_data):
+    items = load_fixture(DEFAULT_FIXTURE, shared_data / "corpora")
+    assert len(items) >= 40 and len({t.source for _, t in items}) >= 5
+    held = evaluate(items, HeuristicAnnotator().annotate_one)["heldout"].figures()
+    assert held["rows"] >= 12
+    assert held["top7_precision"] >= 0.9
+    assert held["step_f1"] >= 0.8

@@ -1,17 +1,25 @@
 """The offline, deterministic annotator: formulas from LaTeX math spans, steps from text layout.
 
-Formulas are the contents of math delimiters (`$..$`, `$$..$$`, `\\(..\\)`, `\\[..\\]`, and
-`align`/`equation`/`gather`/... environments, one formula per `\\\\`-separated row), never the
-inside of `[asy]` or TikZ figures or code blocks. Trivial spans (a lone symbol such as `$x$` or
-`$f_1$`) are not maskable, nor is a formula whose exact text occurs twice, since masking one
-copy would leave the answer visible in the other. Optionally, plain-text arithmetic such as GSM8K's
-`48/2 = 24` counts too. Formulas are ranked by an importance score: relations and the boxed
-answer first, then longer and displayed formulas.
+Candidates (`find_candidates`): the contents of math delimiters (`$..$`, `$$..$$`, `\\(..\\)`,
+`\\[..\\]`, `equation`, and one candidate per row of `align`/`gather`/... and of an `aligned`
+block that fills a display), trimmed of punctuation and `\\tag{}`; a continuation row `&= x`
+gives its right-hand side `x`; a relation split across adjacent spans is merged; the content
+of a `\\boxed{}` is the final-answer candidate. Plain-text arithmetic (`48/2 = 24`) and theorem
+names of a curated lexicon with aliases (`THEOREM_ALIASES`) count too; never the inside of
+`[asy]`/TikZ figures or code. Junk (`junk_reason`: <= 2 significant characters, bare numbers or
+units, `\\text`-only, a leading relation or trailing operator, unbalanced braces, a nested
+`\\boxed`/`\\tag`, a top-level `;`) is never maskable and does not count towards `--min-formulas`.
 
-Steps come from, in order of preference: numbered steps (`1.`, `Step 2:`, `**Step 3**`),
-paragraphs (blank lines, merging continuations such as a display equation after "Then"), lines,
-then sentences, so that a one-paragraph solution still splits. Steps are verbatim, stripped,
-in-order pieces of the solution that together cover all of it.
+Ranking (`extract_formulas`): the final answer first (so a masked row never shows it), then
+derived relations over bare expressions, longer, displayed and later formulas; givens copied
+from the problem statement, repeated formulas and short expressions without a relation are
+context only; at most `max_mask_share` of the candidates are offered, so masks leave context.
+
+Steps (`split_steps`): one logical move each: lines and sentences (and `, therefore` clauses
+between computations), never cut inside math or figures, joined where a piece continues the
+previous one; figure-only pieces are dropped; interchangeable parallel cases are merged.
+
+`python -m mrtasks.curate.annotator_bench` scores this annotator against hand labels.
 """
 
 from __future__ import annotations

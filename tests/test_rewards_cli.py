@@ -6,9 +6,12 @@ from mrtasks.rewards import accuracy, bench
 
 
 def test_bench_scores_realistic_rollouts(shared_data, capsys):
-    results = bench.main(["--answers", str(shared_data / "benchmarks" / "math500.jsonl"), "-n", "256", "--skip-mathruler"])
+    args = ["--answers", str(shared_data / "benchmarks" / "math500.jsonl"), "-n", "256", "--skip-mathruler"]
+    results = bench.main(args + ["--odd-rows", "256"])
+    odd = results.pop("one odd row")
     assert set(results) == {"outcome", "step_order", "mask_fill (7 masks)"}
     assert all(r["per_s"] > 0 and r["worst"] < 2.0 for r in results.values())
+    assert odd["fallbacks"] == 0 and odd["odd"] < 5 * odd["clean"] + 1.0  # one pass, no row-by-row retry
     assert "items/s" in capsys.readouterr().out
 
 

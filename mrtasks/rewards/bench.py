@@ -6,13 +6,16 @@ Builds N rollouts (reasoning text with LaTeX ending in a boxed answer: correct, 
 written differently, wrong, missing, pathological) from the reference answers in a JSONL file,
 scores them with `outcome`, `step_order` and `mask_fill` (7 masks per row), and prints
 completions/s and the slowest single item for each, next to a plain loop over
-`mathruler.grader.grade_answer` on the same outcome rollouts.
+`mathruler.grader.grade_answer` on the same outcome rollouts. Then it times a batch of 4096
+rows with and without one odd row (superscript digits, a lone `.`, `0x`, NBSP in a fill or a
+reference mask): the odd batch must be scored in one pass, never row by row.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -151,6 +154,54 @@ def mathruler_loop(completions: Sequence[str], refs: Sequence[str]) -> tuple[flo
     return time.perf_counter() - start, worst
 
 
+ODD_FILLS = ["3²", ".", "0x", "1\u00a02", "x⁴+1", "½"]
+
+
+class _FallbackCounter(logging.Handler):
+    """Counts the registry's "scoring row by row" messages (a batch that fell back)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += "row by row" in record.getMessage()
+
+
+def _cold() -> None:
+    """Empty the checker's caches so that every timed batch starts cold (comparable runs)."""
+    from mrtasks.rewards import equivalence
+
+    for fn in (equivalence._quick, equivalence.parse_answer, equivalence.normalize, equivalence.final_text):
+        fn.cache_clear()
+
+
+def odd_row_timing(seed: int, n: int = 4096) -> dict[str, float]:
+    """Seconds for n mask_fill rows, clean and with one odd row (one run per oddity, each with
+    cold caches), and how many batches fell back to row-by-row scoring (must be 0)."""
+    completions, masks = mask_rollouts(n, seed)
+    counter = _FallbackCounter()
+    logging.getLogger("mrtasks.rewards.registry").addHandler(counter)
+    clean, odd = [], []
+    try:
+        for k, oddity in enumerate(ODD_FILLS):
+            _cold()
+            t0 = time.perf_counter()
+            mask_fill_reward(completions, masks=masks)
+            clean.append(time.perf_counter() - t0)
+            comps, refs = list(completions), [list(m) for m in masks]
+            i = (k * 997 + 11) % n
+            comps[i] = reasoning(random.Random(k)) + "\\boxed{" + "; ".join([oddity] + refs[i][1:]) + "}"
+            refs[(i + 1) % n][0] = oddity  # a reference mask the parser cannot read
+            _cold()
+            t0 = time.perf_counter()
+            mask_fill_reward(comps, masks=refs)
+            odd.append(time.perf_counter() - t0)
+    finally:
+        logging.getLogger("mrtasks.rewards.registry").removeHandler(counter)
+    return {"clean": sorted(clean)[len(clean) // 2], "odd": sorted(odd)[len(odd) // 2], "fallbacks": counter.count}
+
+
 def load_answers(path: Path) -> list[str]:
     answers = []
     with open(path, encoding="utf-8") as f:
@@ -171,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--chunk", type=int, default=8192, help="completions per reward call")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-mathruler", action="store_true", help="do not run the MathRuler baseline loop")
+    parser.add_argument("--odd-rows", type=int, default=4096, help="batch size of the one-odd-row timing (0: skip)")
     args = parser.parse_args(argv)
 
     answers = load_answers(args.answers)
@@ -197,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         total, worst = mathruler_loop(oc, refs)
         results["mathruler loop"] = {"seconds": total, "per_s": len(oc) / total, "worst": worst}
         print(f"{'mathruler loop':<22} {len(oc):>6} {total:>8.2f} {len(oc) / total:>9.0f} {worst:>13.3f}")
+    if args.odd_rows > 0:
+        odd = results["one odd row"] = odd_row_timing(args.seed, args.odd_rows)
+        print(f"mask_fill, {args.odd_rows} rows (median of {len(ODD_FILLS)}, cold caches): clean {odd['clean']:.2f} s, "
+              f"with one odd row {odd['odd']:.2f} s; row-by-row fallbacks: {odd['fallbacks']}")  # fmt: skip
     stats = get_pool().stats
     print(f"pool: {stats.items} items sent, {stats.timeouts} timeouts, {stats.crashes} crashes")
     return results

@@ -234,6 +234,8 @@ def _wrapped(text: str, left: str, right: str) -> bool:
 
 def _split(text: str, pattern: re.Pattern) -> tuple[list[str], list[str]]:
     """Split on a regex at bracket depth 0; returns (parts, separators)."""
+    if not pattern.search(text):
+        return [text], []
     parts, seps, depth, last, i = [], [], 0, 0, 0
     while i < len(text):
         c = text[i]

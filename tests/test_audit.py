@@ -176,3 +176,11 @@ def test_audit_cli_rejects_a_missing_folder(tmp_path, capsys):
 def test_results_are_plain_data():
     r = AuditResult("t", "p", "d", rows=2, mean=0.5, min=0.0, full=0.5, unscored=0)
     assert json.loads(json.dumps(r.__dict__))["mean"] == 0.5
+
+
+def test_the_dataset_card_carries_the_audit_table(sample_build):
+    card = (sample_build / "README.md").read_text()
+    section = card.split("## How hard is it to game these rewards?")[1].split("\n## ")[0]
+    assert "python -m mrtasks.rewards.audit --dataset DIR" in section
+    assert "| masked_then_fill | one_number_changed |" in section and "**NO**" not in section
+    assert all(f"| {task} | reference |" in section for task in list_tasks())

@@ -12,6 +12,7 @@ import yaml
 from mrtasks.curate.pipeline import CONFIGS, PipelineResult
 from mrtasks.curate.quality import quality_section
 from mrtasks.curate.splits import SPLITS
+from mrtasks.rewards.audit import card_section
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "cards" / "README.template.md"
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -107,6 +108,7 @@ def render_card(
         ),
         "parameters": json.dumps(parameters, indent=2, sort_keys=True),
         "quality_tables": quality_section(result.quality),
+        "reward_audit": card_section(result.rows),  # mrtasks.rewards.audit
     }
 
     def fill(m: re.Match[str]) -> str:

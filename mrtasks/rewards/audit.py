@@ -459,6 +459,36 @@ def run_audit(dataset: str | Path, tasks: Sequence[str] | None = None, splits: S
     return results
 
 
+def audit_build(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 200, seed: int = 0) -> list[AuditResult]:
+    """Audit a build in memory (`PipelineResult.rows`: config -> split -> rows), every registered
+    task over all its splits; at most `max_rows` rows per task (a seeded sample) to bound the time."""
+    from mrtasks.tasks import get_task, list_tasks
+
+    results = []
+    for task in list_tasks():
+        task_rows = [r for split in sorted(rows.get(task, {})) for r in rows[task][split]]
+        if not task_rows:
+            continue
+        if max_rows is not None and len(task_rows) > max_rows:
+            task_rows = random.Random(f"{seed}:audit:{task}").sample(task_rows, max_rows)
+        results.extend(audit_rows(task, task_rows, get_task(task).reward))
+    return results
+
+
+def card_section(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 200, seed: int = 0) -> str:
+    """The dataset card's "How hard is it to game these rewards?" table, with how it was made."""
+    results = audit_build(rows, max_rows, seed)
+    if not results:
+        return "(no task rows)"
+    sample = f"at most {max_rows} rows per task (a seeded sample), " if max_rows else ""
+    return (
+        f"Mean reward of degenerate policies, {sample}scored with each task's own reward at its "
+        "default options (Masked-Then-Fill: `partial_credit=\"undecided\"`; the truncated-think case "
+        "with `think_prefilled=True`). Rerun on any build with "
+        "`python -m mrtasks.rewards.audit --dataset DIR`.\n\n" + markdown_table(results)
+    )
+
+
 def _mark(r: AuditResult) -> str:
     return "" if r.passed is None else ("yes" if r.passed else "**NO**")
 

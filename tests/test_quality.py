@@ -65,3 +65,17 @@ def test_heuristic_meets_the_issue_targets_on_the_held_out_fixture(shared_data):
     assert held["rows"] >= 12
     assert held["top7_precision"] >= 0.9
     assert held["step_f1"] >= 0.8
+
+
+def test_a_source_without_answer_field_gets_outcome_rows_from_the_box(tmp_path):
+    src = tmp_path / "noanswer.jsonl"
+    rows = [
+        {"problem": f"Compute {k} + {k}.", "solution": f"Adding gives ${k} + {k} = {2 * k}$, so the sum is $\\boxed{{{2 * k}}}$."}
+        for k in range(1, 6)
+    ]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run_pipeline(PipelineConfig(sources=[f"{src}:kind=computation,name=noanswer"], progress=False), HeuristicAnnotator())
+    outcome = [r for split in result.rows["outcome"].values() for r in split]
+    assert result.quality["answer_from_box"] == 5
+    assert outcome and all(r["answer"] == str(2 * int(r["problem"].split()[1])) for r in outcome)
+    assert result.quality["yields"]["noanswer"]["trajectories"] == 5

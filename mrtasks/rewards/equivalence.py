@@ -300,6 +300,8 @@ def _parse(norm: str, depth: int, final: bool) -> Answer:
         return Answer(norm, "matrix", shape, tuple(sub(c) for c in cells))
     if len(norm) >= 2 and norm[0] in "([" and norm[-1] in ")]" and _wrapped(norm, norm[0], norm[-1]):
         items = split_top_level(norm[1:-1], ",")
+        if len(items) == 1 and ";" in norm:  # `(0;-2;6)`: coordinates separated by `;`
+            items = split_top_level(norm[1:-1], ";")
         if len(items) > 1:
             return Answer(norm, "tuple", norm[0] + norm[-1], tuple(sub(p) for p in items))
         if norm[0] == "(" and norm[-1] == ")":
@@ -318,6 +320,14 @@ def _parse(norm: str, depth: int, final: bool) -> Answer:
         names = [lv[0] for lv in labels if lv]
         if final and all(labels) and len(set(names)) == len(names) > 1:
             return Answer(norm, "group", "", tuple(lv[1] for lv in labels))  # type: ignore[index]
+        if final and all(labels) and len(names) > 2:
+            # `p=5, q=2 and p=7, q=2`: the labels repeat in a cycle -> one group per cycle
+            k = names.index(names[0], 1) if names[0] in names[1:] else 0
+            if k > 1 and len(names) % k == 0 and names == names[:k] * (len(names) // k) and len(set(names[:k])) == k:
+                values = [lv[1] for lv in labels]  # type: ignore[index]
+                groups = tuple(Answer(",".join(v.norm for v in values[j : j + k]), "group", "", tuple(values[j : j + k]))
+                               for j in range(0, len(values), k))  # fmt: skip
+                return Answer(norm, "list", "", groups)
         return Answer(norm, "list", "", _flatten(parsed))
     sides, rels = _split(norm, _RELATION)
     if rels:  # before `\cup`: `Y = A \cup B` is a relation
@@ -700,11 +710,11 @@ def compare(pred: Answer, ref: Answer, final: bool = True) -> bool | None:
         # `(1,2)` vs `[1,2]`, `3, 4` vs `3`, a tuple vs a set: different objects
         return False
     if pred.kind != "atom":
+        if not pred.ordered:
+            return _match_unordered(pred.parts, ref.parts, final)
         if len(pred.parts) != len(ref.parts):
             return False
-        if pred.ordered:
-            return _all(compare(p, r, final) for p, r in zip(pred.parts, ref.parts))
-        return _match_unordered(pred.parts, ref.parts, final)
+        return _all(compare(p, r, final) for p, r in zip(pred.parts, ref.parts))
     if pred.words is not None and ref.words is not None:
         return pred.words == ref.words
     if pred.node is not None and ref.node is not None:
@@ -738,9 +748,19 @@ def _skeleton_differs(a: str, b: str) -> bool | None:
     return None
 
 
+MAX_SET_ITEMS = 64
+
+
 def _match_unordered(preds: tuple[Answer, ...], refs: tuple[Answer, ...], final: bool = True) -> bool | None:
+    """Lists and sets of answers: the same members in any order. Equal lengths match one to
+    one; otherwise (a repeated member) as sets, for lists of at most MAX_SET_ITEMS."""
     if len(preds) != len(refs):
-        return False
+        if not final or max(len(preds), len(refs)) > MAX_SET_ITEMS:
+            return False
+        table = [[compare(p, r, final) for r in refs] for p in preds]
+        rows = [_any(row) for row in table]
+        cols = [_any([table[i][j] for i in range(len(preds))]) for j in range(len(refs))]
+        return _all(rows + cols)
     unused = list(refs)
     undecided = False
     for p in preds:

@@ -151,6 +151,39 @@ def collect_boxes(text: str) -> str:
     return ", ".join(parts) if parts else text
 
 
+_BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BOX_JOINER = re.compile(
+    r"^(?:[\s,;$.]|\\[()\[\]]|\\quad|\\qquad|\\text\s*\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)*$"
+)
+
+
+def final_boxes(text: str) -> str | None:
+    """The final answer of a completion's answer region: the last `\\boxed{}`, together with the
+    boxes right before it that only "and", "or", commas or math delimiters separate from it
+    (`\\boxed{3}, \\boxed{4}` -> `3, 4`). A box followed by more reasoning never joins."""
+    spans: list[tuple[int, int]] = []  # (start of `\\boxed`, index after its `}`)
+    pos = 0
+    while len(spans) < 200:
+        m = _BOX_OPEN.search(text, pos)
+        if not m:
+            break
+        end = _closing_brace(text, m.end() - 1)
+        if end < 0:
+            pos = m.end()
+            continue
+        spans.append((m.start(), end + 1))
+        pos = end + 1
+    if not spans:
+        return None
+    run = [spans[-1]]
+    for prev in reversed(spans[:-1]):
+        if prev[1] <= run[0][0] and _BOX_JOINER.match(text[prev[1] : run[0][0]]):
+            run.insert(0, prev)
+        else:
+            break
+    return ", ".join(_BOX_OPEN.sub("", text[a:b], count=1)[:-1].strip() for a, b in run)
+
+
 @lru_cache(maxsize=100_000)
 def final_text(text: str) -> str:
     """Final-answer-only cleanup before `normalize`: collected boxes, prose wrappers, percent

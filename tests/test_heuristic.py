@@ -92,9 +92,10 @@ def test_gsm8k_style_plain_arithmetic_counts_as_formulas():
 
 def test_each_junk_rule_rejects_its_case_and_keeps_real_formulas():
     assert junk_reason("ab") == junk_reason("{eV}") == junk_reason("&=1") == "too_short"
+    assert junk_reason(r"(\Rightarrow)") == junk_reason(r"\infty") == "too_short"  # a lone symbol
     for text in ("3.5", "1,000", r"12\text{ cm}", r"90^\circ", r"50 \%"):
         assert junk_reason(text) == "bare_number_or_unit", text
-    assert junk_reason(r"\mathrm{Cu}") == junk_reason(r"\text{hence}") == "text_only"
+    assert junk_reason(r"\mathrm{Cu}") == junk_reason(r"\text{hence}") == junk_reason(r"\phantom{2}") == "text_only"
     assert junk_reason("&=-9") == junk_reason(r"\geq 2^{N-3}+1") == "leading_relation"
     assert junk_reason(r"A C=\sqrt{35^{2}+12^{2}}=") == junk_reason("t_{1}-t_{0}=") == junk_reason(r"a \cdot") == "trailing_operator"
     assert junk_reason("a+b}") == junk_reason(r"\left( x") == "unbalanced_braces"
@@ -142,6 +143,8 @@ def test_the_final_answer_is_a_candidate_ranked_first_even_as_a_bare_number():
     assert got[0] == "2" and set(got) == {"2", "r = 2", r"A = \pi r^2 = 4\pi", r"C = 2\pi r"}
     inline = r"We get $$10\cdot6\cdot7=\boxed{420}.$$"
     assert candidates(inline) == [("420", "answer", None)]
+    placeholder = r"Fill the box: $12x - 7 + \boxed{\phantom{2}}$, so $11x - 3 = 11x - 7 + 4$ and $\boxed{4}$."
+    assert [(t, k) for t, k, j in candidates(placeholder) if j is None] == [("11x - 3 = 11x - 7 + 4", "math"), ("4", "answer")]
 
 
 def test_masking_the_top_formulas_never_leaves_the_boxed_answer_visible():

@@ -21,6 +21,9 @@ def test_visible_boxed_answer_and_copied_masks_are_detected():
     assert visible_boxed_answer(r"so $r = <formula_masked>$ and $\boxed{2}$")
     assert not visible_boxed_answer(r"so $r = 2$ and $\boxed{<formula_masked>}$")
     assert not visible_boxed_answer("no box at all")
+    placeholder = r"Put $\boxed{\phantom{2}}$ here; the answer is $\boxed{<formula_masked>}$."
+    assert not visible_boxed_answer(placeholder, placeholder.replace("<formula_masked>", "4"))
+    assert visible_boxed_answer(r"$\boxed{4}$ and $\boxed{<formula_masked>}$", r"$\boxed{4}$ and $\boxed{4}$")
     assert copied_from_problem("a = 2", "Let $a=2$ and $b=3$.") and not copied_from_problem("a^2 = 4", "Let $a=2$.")
 
 

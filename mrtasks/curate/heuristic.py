@@ -244,7 +244,7 @@ def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 _SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad|left|right|displaystyle|textstyle|big[lr]?|Big[lr]?)(?![A-Za-z])|[\s&~]")
 _NUMBER = r"[-+\u2212]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:\\%|%|\^\{?\\circ\}?|\\circ|\\degree)?"
-_UNIT_CMD = r"\\(?:text|mathrm|textrm|mbox|operatorname|rm|mathit|textit|textbf|mathbf)\s*\{[^{}]*\}"
+_UNIT_CMD = r"\\(?:text|mathrm|textrm|mbox|operatorname|rm|mathit|textit|textbf|mathbf|phantom|hphantom|vphantom)\s*\{[^{}]*\}"
 _UNIT_WORD = r"(?:[a-zA-Z\u00b5\u03bc]{1,4}(?:\^\{?-?\d\}?)?(?:/[a-zA-Z]{1,4}(?:\^\{?-?\d\}?)?)?|\\%|%)"
 _BARE_NUMBER_OR_UNIT = re.compile(
     rf"^(?:\{{?{_NUMBER}(?:,{_NUMBER})*\s*(?:{_UNIT_CMD}|\{{{_UNIT_WORD}\}}|{_UNIT_WORD})?\}}?"
@@ -259,6 +259,7 @@ _TRAILING_OPERATOR = re.compile(
     r"(?:[=<>+\-*/^_(\[]|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
     r"Leftrightarrow|to|cdot|times|div|pm|mp|lt|gt|left[(\[|.]?|frac|sqrt|in|subset|subseteq|cup|cap)(?![A-Za-z]))\s*$"
 )
+_LONE_COMMAND = re.compile(r"\(?\\[A-Za-z]+\)?")  # `\\Rightarrow`, `(\\Leftarrow)`, `\\infty`
 _LEFT = re.compile(r"\\left(?![A-Za-z])")
 _RIGHT = re.compile(r"\\right(?![A-Za-z])")
 JUNK_REASONS: tuple[str, ...] = (
@@ -308,7 +309,7 @@ def junk_reason(text: str) -> str | None:
     balanced, nested, semicolon = _brace_profile(stripped)
     if not balanced or len(_LEFT.findall(stripped)) != len(_RIGHT.findall(stripped)):
         return "unbalanced_braces"
-    if len(sig) <= 2:
+    if len(sig) <= 2 or _LONE_COMMAND.fullmatch(_SPACING.sub("", stripped).rstrip(".,")):
         return "too_short"
     compact = _SPACING.sub("", stripped)
     if _TEXT_ONLY.match(compact):
@@ -470,6 +471,8 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) 
     Candidates never overlap.
     """
     spans, skipped = _math_spans(solution)
+    boxes = _all_boxes(solution, 0, len(solution))
+    final = _key(solution[boxes[-1][0] : boxes[-1][1]]) if boxes else None
     rows: list[MathSpan] = []
     for s in spans:
         rows += _row_spans(solution, s) if s.display or "\\begin{" in solution[s.start : s.end] else [s]
@@ -480,12 +483,19 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) 
             continue
         text = solution[a:b]
         if "\\boxed" in text:
-            # The final answer: the content of each box is the candidate, so that masking it
-            # hides the answer and the span never holds a box (the fill format is `\\boxed{..}`).
+            # The content of each box is the candidate, so that the span never holds a box (the
+            # fill format is `\\boxed{..}`); a box showing the final answer (the last box's
+            # content) is an answer candidate, so that masking it hides the answer.
             for ba, bb in _all_boxes(solution, a, b):
                 ba, bb = _trim(solution, ba, bb, rhs=False)
-                if ba < bb and "\\boxed" not in solution[ba:bb] and junk_reason(solution[ba:bb]) in _ANSWER_OK:
-                    out.append(Candidate(ba, bb, "answer", s.display, None))
+                inner = solution[ba:bb]
+                if ba >= bb or "\\boxed" in inner:
+                    continue
+                junk = junk_reason(inner)
+                if _key(inner) == final:
+                    out.append(Candidate(ba, bb, "answer", s.display, None if junk in _ANSWER_OK else junk))
+                else:
+                    out.append(Candidate(ba, bb, "math", s.display, junk))
             continue
         junk = junk_reason(text)
         # A relation split across adjacent spans: `$A C=2 x+c=$ $x(2+\frac{d}{d+7})$`.

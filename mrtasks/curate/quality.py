@@ -64,9 +64,14 @@ def _boxes(text: str) -> list[str]:
     return out
 
 
-def visible_boxed_answer(masked_solution: str) -> bool:
-    """True when the masked solution still shows a `\\boxed{}` whose content is not masked."""
-    return any(MASK_TOKEN not in b and b.strip() for b in _boxes(masked_solution))
+def visible_boxed_answer(masked_solution: str, solution: str | None = None) -> bool:
+    """True when the masked solution still shows the boxed final answer: a `\\boxed{}` whose
+    content is the solution's last box (any unmasked, non-empty box when solution is None;
+    placeholder boxes such as `\\boxed{\\phantom{2}}` in a problem about a box do not count)."""
+    if solution is None:
+        return any(MASK_TOKEN not in b and b.strip() for b in _boxes(masked_solution))
+    final = last_boxed(solution)
+    return final is not None and any(_squash(b) == _squash(final) for b in _boxes(masked_solution))
 
 
 def surface_cue_order(shuffled: list[str]) -> list[int]:
@@ -94,7 +99,7 @@ def _masked_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "junk_masks": sum(junk.values()),
         "junk_by_reason": dict(sorted(junk.items())),
         "copied_from_problem_share": round(copied / len(masks), 4) if masks else 0.0,
-        "rows_with_visible_boxed_answer": sum(visible_boxed_answer(r["masked_solution"]) for r in rows),
+        "rows_with_visible_boxed_answer": sum(visible_boxed_answer(r["masked_solution"], r["solution"]) for r in rows),
     }
 
 

@@ -43,33 +43,71 @@ def test_heldout_pairs_the_checker_was_not_tuned_on():
 # issue 11's families, each with negatives beside the positives: (prediction, reference, equal)
 FAMILIES = [
     # relations
-    ("7 \\geq y", "y \\leq 7", True), ("7 > y", "y \\leq 7", False), ("-t > -3", "t < 3", True),
-    ("-t > 3", "t < 3", False), ("3x-6y+9=0", "y=\\frac{1}{2}x+\\frac{3}{2}", True),
-    ("3x-6y-9=0", "y=\\frac{1}{2}x+\\frac{3}{2}", False), ("n = 4+4+2 = 10", "10", True), ("n = 4+4+2 = 11", "10", False),
-    ("n \\approx 10", "10", True), ("\\frac{\\sqrt2}{2} \\approx 0.707", "\\frac{\\sqrt2}{2}", True),
-    ("0.707", "\\frac{\\sqrt2}{2}", False), ("x \\leq 5", "x < 5", False), ("2x=5", "x=5", False), ("2x=10", "x=5", True),
+    ("7 \\geq y", "y \\leq 7", True),
+    ("7 > y", "y \\leq 7", False),
+    ("-t > -3", "t < 3", True),
+    ("-t > 3", "t < 3", False),
+    ("3x-6y+9=0", "y=\\frac{1}{2}x+\\frac{3}{2}", True),
+    ("3x-6y-9=0", "y=\\frac{1}{2}x+\\frac{3}{2}", False),
+    ("n = 4+4+2 = 10", "10", True),
+    ("n = 4+4+2 = 11", "10", False),
+    ("n \\approx 10", "10", True),
+    ("\\frac{\\sqrt2}{2} \\approx 0.707", "\\frac{\\sqrt2}{2}", True),
+    ("0.707", "\\frac{\\sqrt2}{2}", False),
+    ("x \\leq 5", "x < 5", False),
+    ("2x=5", "x=5", False),
+    ("2x=10", "x=5", True),
     # labels
-    ("PQ=3, RS=8", "3, 8", True), ("PQ=3, RS=7", "3, 8", False), ("g(t)=2", "2", True), ("|PQ|=2", "2", True),
-    ("|PQ|=3", "2", False), ("S_1:S_2=5:13", "5:13", True), ("S_1:S_2=13:5", "5:13", False),
-    ("a=3,b=1; a=5,b=1", "(3,1),(5,1)", True), ("a=1,b=3; a=1,b=5", "(3,1),(5,1)", False),
+    ("PQ=3, RS=8", "3, 8", True),
+    ("PQ=3, RS=7", "3, 8", False),
+    ("g(t)=2", "2", True),
+    ("|PQ|=2", "2", True),
+    ("|PQ|=3", "2", False),
+    ("S_1:S_2=5:13", "5:13", True),
+    ("S_1:S_2=13:5", "5:13", False),
+    ("a=3,b=1; a=5,b=1", "(3,1),(5,1)", True),
+    ("a=1,b=3; a=1,b=5", "(3,1),(5,1)", False),
     ("\\frac{AM}{MB}=\\frac{2}{\\sqrt5}", "\\frac{2}{\\sqrt5}", True),
     # several answers
-    ("\\boxed{3}, \\boxed{4}", "3, 4", True), ("\\boxed{3}, \\boxed{5}", "3, 4", False),
-    ("\\boxed{(1,4)} \\text{ and } \\boxed{(5,4)}", "(1,4), (5,4)", True), ("\\pm 17", "\\{-17, 17\\}", True),
-    ("17", "\\{-17, 17\\}", False), ("(3,9) or (9,3)", "(3,9), (9,3)", True), ("3; 9", "\\{3, 9\\}", True),
+    ("\\boxed{3}, \\boxed{4}", "3, 4", True),
+    ("\\boxed{3}, \\boxed{5}", "3, 4", False),
+    ("\\boxed{(1,4)} \\text{ and } \\boxed{(5,4)}", "(1,4), (5,4)", True),
+    ("\\pm 17", "\\{-17, 17\\}", True),
+    ("17", "\\{-17, 17\\}", False),
+    ("(3,9) or (9,3)", "(3,9), (9,3)", True),
+    ("3; 9", "\\{3, 9\\}", True),
     ("(3, 9)", "\\{3, 9\\}", False),  # an ordered tuple is not a set
     # intervals and inequalities
-    ("-3 \\le x \\le 4", "x \\in [-3,4]", True), ("-3 < x \\le 4", "x \\in [-3,4]", False), ("0<g(x)<2", "(0,2)", True),
-    ("2\\leq|w|\\leq 3", "[-3,-2] \\cup [2,3]", True), ("2<|w|\\leq 3", "[-3,-2] \\cup [2,3]", False),
-    ("x \\in \\{-2\\} \\cup [1,5).$", "\\{-2\\} \\cup [1,5)", True), ("[1,5)", "\\{-2\\} \\cup [1,5)", False),
+    ("-3 \\le x \\le 4", "x \\in [-3,4]", True),
+    ("-3 < x \\le 4", "x \\in [-3,4]", False),
+    ("0<g(x)<2", "(0,2)", True),
+    ("2\\leq|w|\\leq 3", "[-3,-2] \\cup [2,3]", True),
+    ("2<|w|\\leq 3", "[-3,-2] \\cup [2,3]", False),
+    ("x \\in \\{-2\\} \\cup [1,5).$", "\\{-2\\} \\cup [1,5)", True),
+    ("[1,5)", "\\{-2\\} \\cup [1,5)", False),
     # number formats
-    ("48,\\!215", "48215", True), ("2 000", "2000", True), ("3,14", "3.14", True), ("48,\\!216", "48215", False),
-    ("0.1666666666666667", "\\frac{1}{6}", True), ("0.083", "\\frac{1}{12}", False), ("0.0833333333", "\\frac{1}{12}", True),
-    ("\\tfrac{1}{6}", "\\frac16", True), ("1\\!000", "1000", True),
+    ("48,\\!215", "48215", True),
+    ("2 000", "2000", True),
+    ("3,14", "3.14", True),
+    ("48,\\!216", "48215", False),
+    ("0.1666666666666667", "\\frac{1}{6}", True),
+    ("0.083", "\\frac{1}{12}", False),
+    ("0.0833333333", "\\frac{1}{12}", True),
+    ("\\tfrac{1}{6}", "\\frac16", True),
+    ("1\\!000", "1000", True),
     # words and wrappers
-    ("35 percent", "35\\%", True), ("35 pct", "35", True), ("35 percentage", "35\\%", True), ("36 percent", "35\\%", False),
-    ("\\frac{2}{5} \\textbf{liters}", "\\frac25", True), ("Answer \\( 7 \\)", "7", True), ("\\[ 7 \\]", "7", True),
-    ("$$ 7 $$", "7", True), ("$$ 8 $$", "7", False), ("D. y = 12", "D", True), ("(D)", "\\text{D}", True), ("(C)", "\\text{D}", False),
+    ("35 percent", "35\\%", True),
+    ("35 pct", "35", True),
+    ("35 percentage", "35\\%", True),
+    ("36 percent", "35\\%", False),
+    ("\\frac{2}{5} \\textbf{liters}", "\\frac25", True),
+    ("Answer \\( 7 \\)", "7", True),
+    ("\\[ 7 \\]", "7", True),
+    ("$$ 7 $$", "7", True),
+    ("$$ 8 $$", "7", False),
+    ("D. y = 12", "D", True),
+    ("(D)", "\\text{D}", True),
+    ("(C)", "\\text{D}", False),
 ]
 
 
@@ -204,7 +242,7 @@ def test_evaluator_is_exact_for_numbers_and_probes_variables():
     assert expr.same_value(expr.parse("\\sqrt{-1}"), expr.parse("1")) is None  # undecided, not a crash
 
 
-@pytest.mark.parametrize("text", ["9^{9^{9^{9}}}", "10^{10^{10}}", "(10^{100})^{10^{100}}", "170!!", "((((((((((((((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))))))))))))))"])
+@pytest.mark.parametrize("text", ["9^{9^{9^{9}}}", "10^{10^{10}}", "(10^{100})^{10^{100}}", "170!!", "(" * 44 + "1" + ")" * 44])
 def test_evaluator_refuses_unbounded_work(text):
     with pytest.raises(expr.ExprError):
         expr.evaluate(expr.parse(text), {})

@@ -172,8 +172,13 @@ def test_misaligned_column_is_one_clear_error():
         _fails_on_batches()(["1", "2"], answer=["1"])
 
 
-RELATIONAL = st.lists(st.sampled_from(TOKENS + ["\\le", "\\geq", "\\approx", "\\cup", "\\pm", "\\{", "\\}", "\\infty",
-                                                "\\text{ or }", "|", ":", "0.5", "1,000", "\\in", "%"]), max_size=30).map("".join)
+RELATIONAL = st.lists(
+    st.sampled_from(
+        TOKENS
+        + ["\\le", "\\geq", "\\approx", "\\cup", "\\pm", "\\{", "\\}", "\\infty", "\\text{ or }", "|", ":", "0.5", "1,000", "\\in", "%"]
+    ),
+    max_size=30,
+).map("".join)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,6 +9,10 @@ Three tiers, cheapest first:
 3. only when tier 2 cannot decide: MathRuler's `grade_answer` on sanitized text, run in the
    time-bounded worker pool (`pool.py`), since it calls sympy's `parse_expr`, which `eval`s.
 
+Math-Verify was measured as a further tier (`python -m mrtasks.rewards.accuracy` reports it when
+installed) and not adopted: the in-process tiers leave none of the held-out pairs undecided,
+and it costs about 13 ms per pair in-process (5 s on one fixture pair that hit its timeout).
+
 Two modes: final answers (`strip_lhs=True`, outcome reward and evaluation) and formulas
 (`strip_lhs=False`, Masked-Then-Fill). `judge_batch` returns a three-valued `Verdict` (equal /
 different / undecided); `equal_batch` is its boolean view. Parses are cached (LRU).
@@ -18,8 +22,11 @@ Policies (each has positive and negative cases in tests/data/equivalence_pairs.j
 - Relations. `a R b` equals `b R' a` with the relation mirrored (`7 \\geq y` is `y \\leq 7`). Two
   equations are equal when `lhs - rhs` agree up to a nonzero constant factor (`3x-6y+9=0` is
   `y=\\frac12x+\\frac32`; `2x=5` is not `x=5`); two inequalities when they agree up to a positive
-  factor with the same strictness (`-t > -3` is `t < 3`; `x \\leq 5` is not `x < 5`). Chains
-  `a = b = c` are compared member by member (in order or mirrored).
+  factor with the same strictness (`-t > -3` is `t < 3`; `x \\leq 5` is not `x < 5`). Formulas allow
+  only the factor +-1 (rearranged, not rescaled: `5(x+y)=0` is not `2(x+y)=0`). Probe points are
+  exact rationals. Chains `a = b = c` are compared member by member (in order or mirrored).
+  Formulas the evaluator cannot read that are the same text but for a number are different
+  (`\\lfloor\\sqrt[8]{n}\\rfloor` vs `\\lfloor\\sqrt[7]{n}\\rfloor`), so strict scoring means something.
 - Values of final answers. A final answer `L = v` whose left side is a label (a name such as
   `x`, `AB`, `g(t)`, `|PQ|`, `\\angle ABC`, `S_{\\max}`, `\\frac{AM}{MB}`, `S_1:S_2`) stands for
   its value `v`; a chain whose first member is a label or a constant computation stands for
@@ -27,14 +34,18 @@ Policies (each has positive and negative cases in tests/data/equivalence_pairs.j
   bare `\\approx d` matches within half a unit of `d`'s last digit. A left side with variables that
   is not a label is an equation, never a label (`2x = 5` is not 5). Labels are ignored, so
   `y = 5` matches `x = 5` in a final answer; formulas keep them (`A = 1` is not `B = 1`).
-- Several answers. All `\\boxed{}` of the prediction are collected; answers joined by `,`, `;`,
-  "and", "or" form an unordered list, `\\pm v` is the two values, and a list equals a set with
-  the same members. Distinct labels (`a=3, b=1`) form an ordered group that matches a tuple
-  `(3, 1)` or the list `3, 1` in that order. An ordered tuple is never a set or a list.
+- Several answers. All `\\boxed{}` of the prediction are collected (`final_boxes` picks, from a
+  completion, the last box and the boxes joined to it only by "and"/"or"/commas); answers joined
+  by `,`, `;`, "and", "or" form an unordered list, `\\pm v` is the two values, a list equals a set
+  with the same members, and a repeated member counts once. Distinct labels (`a=3, b=1`) form an
+  ordered group that matches a tuple `(3, 1)` or the list `3, 1` in that order; labels repeating
+  in a cycle (`p=5, q=2 and p=7, q=2`) form one group per cycle. An ordered tuple is never a set
+  or a list; `(0;-2;6)` is the tuple `(0, -2, 6)`.
 - Intervals. Inequalities in one variable (or in a label such as `g(x)`, `|w|` or a linear
   expression of the variable), `x \\in S`, unions, `\\{a\\}` and `\\mathbb{R}` are converted to unions
   of intervals and compared as point sets (`-3 \\le x \\le 4` is `[-3, 4]`); the variable's name
   is not compared. A pair `(a, b)` is read as an interval only when the other side is one.
+  Final answers only: in a formula, `x < 3` and `(-\\infty, 3)` are different texts.
 - Numbers. Thousands separators (`48,\\!215`, `2{,}000`, `2\\,000`, `2 000`) are dropped; a
   comma followed by other than three digits is a decimal comma when the reference is a single
   value (`3,14`); a decimal literal matches an exact value within a relative 1e-6
@@ -88,9 +99,7 @@ _TEXT_CMD = re.compile(
     r"\\(?:text|textbf|textrm|textit|textnormal|mathrm|mathbf|mathit|mathsf|mbox|operatorname|texttt|boldsymbol)"
     r"\s*\{([^{}]*)\}"
 )
-_WORD_SEP = re.compile(
-    r"\\(?:text|mathrm|textbf|mbox)\s*\{\s*(?:or|and)\s*\}|\s+(?:or|and)\s+|(?<=[\s$)}])(?:or|and)(?=[\s$(\\])"
-)
+_WORD_SEP = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{\s*(?:or|and)\s*\}|\s+(?:or|and)\s+|(?<=[\s$)}])(?:or|and)(?=[\s$(\\])")
 _SPACING = re.compile(r"(?<!\\)\\(?:[,;:! ]|quad|qquad|displaystyle|textstyle|limits|nolimits)(?![a-zA-Z])|~")
 _SIZING = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])\.?")
 _DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°|\\degree(?![a-zA-Z])|\\circ$")
@@ -152,9 +161,7 @@ def collect_boxes(text: str) -> str:
 
 
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_BOX_JOINER = re.compile(
-    r"^(?:[\s,;$.]|\\[()\[\]]|\\quad|\\qquad|\\text\s*\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)*$"
-)
+_BOX_JOINER = re.compile(r"^(?:[\s,;$.]|\\[()\[\]]|\\quad|\\qquad|\\text\s*\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)*$")
 
 
 def final_boxes(text: str) -> str | None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
-from typing import Union
 
-Value = Union[Fraction, float]
+Value = Fraction | float
 Node = tuple
 
 MAX_LEN = 400

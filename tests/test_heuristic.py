@@ -186,7 +186,8 @@ def test_theorem_names_are_candidates_and_compare_by_name_with_aliases():
     assert theorem_names_equal("Fermat's little theorem", "Fermat’s Little Theorem") is True
     assert theorem_names_equal("AM-GM", "Cauchy-Schwarz") is False
     assert theorem_names_equal("AM-GM", "x^2 + y^2") is None
-    assert theorem_names_equal("the pigeonhole principle", "Dirichlet's box principle") is None  # not a bare name
+    assert theorem_names_equal("by the pigeonhole principle", "Dirichlet's box principle") is True
+    assert theorem_names_equal("the pigeonhole", "pigeonhole principle") is True
 
 
 def test_theorem_abbreviations_match_only_in_capitals():

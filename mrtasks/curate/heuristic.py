@@ -936,7 +936,8 @@ THEOREM_ALIASES: dict[str, tuple[str, ...]] = {
 def _name_key(text: str) -> str:
     t = text.lower().replace("\u2019", "'").replace("\u2013", "-").replace("ö", "o").replace("é", "e")
     t = re.sub(r"(?<=\w)'s?\b", "", t)
-    return re.sub(r"[^a-z0-9]+", " ", t).strip()
+    t = re.sub(r"[^a-z0-9]+", " ", t).strip()
+    return re.sub(r"^(?:by |using |from |apply(?:ing)? )?(?:the |a )?", "", t)  # "by the AM-GM inequality"
 
 
 _CANONICAL: dict[str, str] = {}

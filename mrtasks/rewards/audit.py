@@ -531,10 +531,17 @@ def plot(results: Sequence[AuditResult], path: Path) -> bool:
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)
     for ax, task in zip(axes[0], tasks):
         rs = [r for r in results if r.task == task]
-        colors = ["tab:green" if r.policy == "reference" or r.policy == "equivalent_rewrites" else "tab:red" for r in rs]
+        # green: should earn full credit (reference, positive controls); red: should earn little;
+        # grey: no target (Step Reordering's baselines measure the task)
+        colors = [
+            "tab:grey" if not r.target else "tab:green" if r.target.startswith(("every", "mean >=")) else "tab:red"
+            for r in rs
+        ]
         ax.bar(range(len(rs)), [r.mean for r in rs], color=colors)
+        for k, r in enumerate(rs):
+            ax.text(k, r.mean + 0.02, f"{r.mean:.2f}", ha="center", fontsize=7)
         ax.set_xticks(range(len(rs)), [r.policy for r in rs], rotation=45, ha="right", fontsize=8)
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.12)
         ax.set_title(task, fontsize=10)
         ax.set_ylabel("mean reward")
     fig.tight_layout()

@@ -36,6 +36,11 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def differing(a: dict[str, bytes], b: dict[str, bytes]) -> list[str]:
+    """File names present in only one snapshot or with different bytes (for assertion messages)."""
+    return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+
+
 def siblings(out: Path) -> list[str]:
     """Staging or swapped-out folders a build left beside out (the lock file is expected)."""
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.") and not p.name.endswith(".lock"))
@@ -114,7 +119,7 @@ def test_a_previous_build_is_replaced_whole_and_marked(tmp_path, capsys, referen
     out = tmp_path / "tasks"
     assert run_main(capsys, "--out", str(out), "--seed", "1")[0] == 0
     assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
-    assert snapshot(out) == references[0]
+    assert snapshot(out) == references[0], differing(snapshot(out), references[0])
     assert siblings(out) == []
     marker = json.loads((out / "build_stats.json").read_text())[MARKER]
     assert marker["files"] == sorted(snapshot(out))
@@ -134,7 +139,7 @@ def test_an_empty_existing_folder_is_used(tmp_path, capsys, references):
     out = tmp_path / "empty"
     out.mkdir()
     assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
-    assert snapshot(out) == references[0]
+    assert snapshot(out) == references[0], differing(snapshot(out), references[0])
 
 
 # --- lock ----------------------------------------------------------------------------------------
@@ -168,24 +173,25 @@ def test_two_concurrent_builds_into_one_folder(tmp_path, references):
     assert err2.strip().splitlines() == [f"error: another build (pid {first.pid}) is writing into {out}; "
                                          "wait for it to finish or choose another --out"]
     assert first.returncode == 0, err1
-    assert snapshot(out) == references[0]
+    assert snapshot(out) == references[0], differing(snapshot(out), references[0])
     assert siblings(out) == []
 
 
 # --- kills at several points of a rebuild -------------------------------------------------------
 
-KILL_POINTS = [
-    ("staged", 0),
-    ("pipeline_done", 0),
-    ("config_written", 0),
-    ("staged_complete", 0),
-    ("swapped", 1),
-    ("no_exchange,moved_aside", 0),
-    ("no_exchange,swapped", 1),
+SLOW = pytest.mark.slow
+KILL_POINTS = [  # (fault, which build the folder holds right after the kill); three run by default
+    pytest.param("staged", 0, marks=SLOW, id="staged"),
+    pytest.param("pipeline_done", 0, marks=SLOW, id="pipeline_done"),
+    pytest.param("config_written", 0, id="config_written"),
+    pytest.param("staged_complete", 0, marks=SLOW, id="staged_complete"),
+    pytest.param("swapped", 1, id="swapped"),
+    pytest.param("no_exchange,moved_aside", 0, id="fallback_moved_aside"),
+    pytest.param("no_exchange,swapped", 1, marks=SLOW, id="fallback_swapped"),
 ]
 
 
-@pytest.mark.parametrize(("fault", "holds"), KILL_POINTS, ids=[f for f, _ in KILL_POINTS])
+@pytest.mark.parametrize(("fault", "holds"), KILL_POINTS)
 def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(tmp_path, capsys, references, fault, holds):
     out = tmp_path / "tasks"
     assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
@@ -197,11 +203,11 @@ def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(tmp_path, 
     if fault == "no_exchange,moved_aside":
         assert not out.exists() and len(siblings(out)) == 2  # between the fallback's two renames
     else:
-        assert snapshot(out) == references[holds]
+        assert snapshot(out) == references[holds], differing(snapshot(out), references[holds])
         assert load_dataset(str(out), "outcome", split="train").num_rows > 0
     # the next build cleans up (and restores the previous build first where needed), then runs
     assert run_main(capsys, "--out", str(out), "--seed", "1")[0] == 0
-    assert snapshot(out) == references[1]
+    assert snapshot(out) == references[1], differing(snapshot(out), references[1])
     assert siblings(out) == []
 
 
@@ -364,6 +370,8 @@ def test_out_dot_in_a_project_folder_is_refused(tmp_path, capsys, monkeypatch):
     (tmp_path / "src" / "main.py").write_text("print('mine')")
     monkeypatch.chdir(tmp_path)
     code, err = run_main(capsys, "--out", ".")
+    assert code == 4 and "is the current folder" in err
+    code, err = run_main(capsys, "--out", "src")
     assert code == 4 and "holds no previous build" in err
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["main.py", "src"]
 
@@ -375,7 +383,7 @@ def test_a_build_from_before_the_marker_is_recognised(tmp_path, capsys, referenc
     del stats[MARKER]
     (out / "build_stats.json").write_text(json.dumps(stats))
     assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
-    assert snapshot(out) == references[0]
+    assert snapshot(out) == references[0], differing(snapshot(out), references[0])
     (out / "notes.txt").write_text("x")  # not a build any more: refused
     stats = json.loads((out / "build_stats.json").read_text())
     del stats[MARKER]
@@ -399,3 +407,38 @@ def test_an_interrupted_build_exits_130_and_leaves_the_previous_build(tmp_path, 
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted"
     assert snapshot(out) == references[0] and siblings(out) == []
+
+
+def test_the_current_folder_is_never_replaced_even_when_empty(tmp_path, capsys, monkeypatch):
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    code, err = run_main(capsys, "--out", ".")
+    assert code == 4 and "is the current folder" in err
+    assert (tmp_path / "here").is_dir() and list((tmp_path / "here").iterdir()) == []
+
+
+def _can_remount_read_only(tmp_path: Path) -> bool:
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount --bind {tmp_path} {tmp_path} && "
+                            f"mount -o remount,bind,ro {tmp_path}"], capture_output=True)
+    return probe.returncode == 0
+
+
+def test_a_read_only_filesystem_is_refused_before_any_work(tmp_path, capsys):
+    """A private mount namespace (root + unshare) makes the parent folder a read-only mount."""
+    if os.geteuid() != 0 or not _can_remount_read_only(tmp_path):
+        pytest.skip("needs root and unshare -m to make a read-only mount")
+    parent = tmp_path / "ro"
+    assert run_main(capsys, "--out", str(parent / "tasks"))[0] == 0
+    before = snapshot(parent)
+    absent = tmp_path / "absent.jsonl"  # an unread source: exit 4, not 2, shows --out was checked first
+    results = {}
+    for name in ("tasks", "new"):
+        cmd = (f"mount --bind {parent} {parent} && mount -o remount,bind,ro {parent} && exec {sys.executable} "
+               f"-m mrtasks.build --no-progress --out {parent / name} --source {absent}")
+        results[name] = subprocess.run(["unshare", "-m", "sh", "-c", cmd], cwd=REPO_ROOT, capture_output=True,
+                                       text=True, env={**os.environ, **OFFLINE}, timeout=120)
+    assert results["tasks"].returncode == 4
+    assert results["tasks"].stderr.strip().splitlines() == [f"error: --out {parent / 'tasks'} is not writable"]
+    assert results["new"].returncode == 4
+    assert results["new"].stderr.strip().splitlines()[-1].startswith(f"error: --out {parent / 'new'}: cannot write in")
+    assert snapshot(parent) == before

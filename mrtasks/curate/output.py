@@ -149,6 +149,9 @@ class OutputFolder:
     def __enter__(self) -> OutputFolder:
         if not self.out.name:
             raise OutputError(f"--out {self.out} is a filesystem root; name a folder")
+        cwd = Path(os.getcwd())
+        if self.out == cwd or self.out in cwd.parents:
+            raise OutputError(f"--out {self.out} is the current folder or holds it; name a folder beside or below it")
         if self.parent.exists() and not self.parent.is_dir():
             raise OutputError(f"--out {self.out}: {self.parent} is not a folder")
         self._check()  # refuse a foreign folder before creating anything, not even the lock file

@@ -30,8 +30,9 @@ Policies (each has positive and negative cases in tests/data/equivalence_pairs.j
 - Values of final answers. A final answer `L = v` whose left side is a label (a name such as
   `x`, `AB`, `g(t)`, `|PQ|`, `\\angle ABC`, `S_{\\max}`, `\\frac{AM}{MB}`, `S_1:S_2`) stands for
   its value `v`; a chain whose first member is a label or a constant computation stands for
-  its last member (`n = 4+4+2 = 10` is 10); `v \\approx d` stands for `v` (the exact value), and a
-  bare `\\approx d` matches within half a unit of `d`'s last digit. A left side with variables that
+  its last member when the chain holds (`n = 4+4+2 = 10` is 10; `2+2 = 5` is nothing);
+  `v \\approx d` stands for `v` (the exact value), and a bare `\\approx d` matches when exact or
+  when `d` states two or more significant digits and lies within half a unit of its last digit. A left side with variables that
   is not a label is an equation, never a label (`2x = 5` is not 5). Labels are ignored, so
   `y = 5` matches `x = 5` in a final answer; formulas keep them (`A = 1` is not `B = 1`).
 - Several answers. All `\\boxed{}` of the prediction are collected (`final_boxes` picks, from a
@@ -434,6 +435,10 @@ def _value(a: Answer) -> tuple[Answer, bool] | None:
     if _is_label(last):
         return None
     if _is_label(first) or _constant(first) or len(members) > 2 and all(_is_label(m) for m in members[:-1]):
+        # a computation chain must hold: `3 = 5` or `2+2 = 5` stands for nothing
+        for m in members[:-1]:
+            if _constant(m) and last.node is not None and expr.same_value(m.node, last.node) is not True:
+                return None
         return last, False
     return None
 
@@ -570,15 +575,21 @@ def _compare_values(a: tuple[Answer, bool], b: tuple[Answer, bool]) -> bool | No
 
 
 def _approx_equal(approx: Answer, exact: Answer) -> bool | None:
-    """`\\approx d` matches within half a unit of d's last digit."""
+    """`\\approx d` matches when exact, or when d states at least two significant digits and
+    lies within half a unit of its last digit (`\\approx 0.71` is `\\frac{\\sqrt2}{2}`; `\\approx 3`
+    is not `\\pi`, `\\approx 0` is not `\\frac13`)."""
     if not (_constant(approx) and _constant(exact)):
         return compare(approx, exact, True)
-    digits = approx.norm.split(".")[1] if "." in approx.norm else ""
     if not re.fullmatch(r"-?\d+(?:\.\d+)?", approx.norm):
         return compare(approx, exact, True)
+    digits = approx.norm.split(".")[1] if "." in approx.norm else ""
+    significant = len(approx.norm.lstrip("-").replace(".", "").lstrip("0"))
     tol = 0.5 * 10 ** (-len(digits)) * (1 + 1e-9)
     try:
-        return abs(float(expr.evaluate(approx.node, {})) - float(expr.evaluate(exact.node, {}))) <= tol
+        a, b = expr.evaluate(approx.node, {}), expr.evaluate(exact.node, {})
+        if expr.values_equal(a, b):
+            return True
+        return significant >= 2 and abs(float(a) - float(b)) <= tol
     except (expr.ExprError, OverflowError):
         return None
 

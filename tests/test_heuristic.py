@@ -315,3 +315,12 @@ def test_steps_never_cut_inside_math_and_a_short_solution_keeps_few_steps():
 def test_a_numbered_plan_stays_with_its_intro_but_numbered_steps_split():
     plan = "To find the mean we:\n\n1. Add the numbers.\n2. Divide the sum.\n\nThe sum is $6 + 8 = 14$, so the mean is $7$."
     assert split_steps(plan)[0].endswith("2. Divide the sum.")
+
+
+def test_prose_before_the_first_computation_of_a_paragraph_is_not_a_move_of_its_own():
+    sol = (
+        "We use similar triangles here. The sun's rays are parallel, so the triangles agree. "
+        "Hence $\\frac{5}{6} = \\frac{15}{x}$ gives the height.\n\nSo $x = 18$ feet."
+    )
+    steps = split_steps(sol)
+    assert len(steps) == 2 and steps[0].startswith("We use") and steps[0].endswith("gives the height.")

@@ -730,6 +730,7 @@ _DANGLING_END = re.compile(
 )
 _CONTINUES = re.compile(r"^(?:[a-z]|\$\$|\\\[|\\begin\{|[,;.)]|=\s*\\)")
 _MARKER_ONLY = re.compile(r"\s*(?:#{1,6}\s*)?(?:\*\*)?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]")
+_MATHY = re.compile(r"[$\d=]|\\[(\[]")
 _HEADING = re.compile(r"\W*(?:case|part|step)\s*\w+\W*", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"(?:#{1,6}\s*)?(?:\*\*)?(?:step\s*\d+|\d{1,2}[.)]|[-*]\s)(?=[\s:*])", re.IGNORECASE)
 _CONDITIONAL = frozenset({"when", "if", "for", "from", "case", "in", "on"})
@@ -812,7 +813,9 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
             elif item:
                 continues = True  # a short plain item (`2. Divide the sum.`) is part of a plan
             else:
-                continues = bool(_CONTINUES.match(text) or _DANGLING_END.search(prev[-40:]) or heading)
+                same_paragraph = "\n" not in solution[steps[-1][1] : a]
+                prose = same_paragraph and not _MATHY.search(prev)  # motivation, not yet a move
+                continues = bool(_CONTINUES.match(text) or _DANGLING_END.search(prev[-40:]) or heading or prose)
             if continues:
                 steps[-1] = (steps[-1][0], b)
                 continue

@@ -218,7 +218,8 @@ Thus the probability is \\(\\boxed{\\frac{1}{6}}\\)."""
 
 
 def test_paragraphs_keep_a_display_with_the_sentence_it_continues():
-    sol = "First we note that $a>0$ holds here.\n\nThen\n\n$$\n\na^2 > 0\n\n$$\n\nso that the claim follows.\n\nFinally we conclude the proof."
+    sol = "First we note that $a>0$ holds here.\n\nThen\n\n$$\n\na^2 > 0\n\n$$\n\nso that the claim follows."
+    sol += "\n\nFinally we conclude the proof."
     assert split_steps(sol) == [
         "First we note that $a>0$ holds here.",
         "Then\n\n$$\n\na^2 > 0\n\n$$\n\nso that the claim follows.",
@@ -267,8 +268,11 @@ def test_empty_solution_is_a_counted_drop():
     assert isinstance(d, Drop) and d.reason == "empty_solution"
 
 
+TOKENS = list("ab =+1$\\[]()\n{}.Tx") + ["\\begin{align}", "\\end{align}", "\\\\", "[asy]"]
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(list("ab =+1$\\[]()\n{}.Tx") + ["\\begin{align}", "\\end{align}", "\\\\", "[asy]"]), max_size=80).map("".join))
+@given(st.lists(st.sampled_from(TOKENS), max_size=80).map("".join))
 def test_any_text_gives_verbatim_formulas_and_covering_steps(sol):
     for f in extract_formulas(sol):
         assert sol[f.start : f.end] == f.text

@@ -48,8 +48,8 @@ Policies (each has positive and negative cases in tests/data/equivalence_pairs.j
   is not compared. A pair `(a, b)` is read as an interval only when the other side is one.
   Final answers only: in a formula, `x < 3` and `(-\\infty, 3)` are different texts.
 - Numbers. Thousands separators (`48,\\!215`, `2{,}000`, `2\\,000`, `2 000`) are dropped; a
-  comma followed by other than three digits is a decimal comma when the reference is a single
-  value (`3,14`); a decimal literal matches an exact value within a relative 1e-6
+  comma followed by other than three digits is a decimal comma when the reference is written
+  as a decimal (`3,14` is `3.14`; `1,2` is not `\\frac65`, it is more likely the list 1, 2); a decimal literal matches an exact value within a relative 1e-6
   (`0.1666666666666667` is 1/6; `0.083` is not 1/12).
 - Words and wrappers (final answers). `Answer \\( 7 \\)`, `\\[ 7 \\]`, `$$ 7 $$`, "the answer is";
   percent words (`35 percent`, `pct`, `percentage`) are `\\%`, which is dropped; words or a `\\text{}`
@@ -860,7 +860,7 @@ def _quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool]:
             letter = _choice_letter(pred)
             if letter is not None:
                 return letter == r.words, False
-        if r.kind == "atom" and _DECIMAL_COMMA.fullmatch(p.norm):
+        if _DECIMAL.fullmatch(r.norm) and _DECIMAL_COMMA.fullmatch(p.norm):  # `3,14` for `3.14`
             p = parse_answer(p.norm.replace(",", "."), strip_lhs)
     verdict = compare(p, r, strip_lhs)
     if verdict is not None:

@@ -49,8 +49,9 @@ Policies (each has positive and negative cases in tests/data/equivalence_pairs.j
   Final answers only: in a formula, `x < 3` and `(-\\infty, 3)` are different texts.
 - Numbers. Thousands separators (`48,\\!215`, `2{,}000`, `2\\,000`, `2 000`) are dropped; a
   comma followed by other than three digits is a decimal comma when the reference is written
-  as a decimal (`3,14` is `3.14`; `1,2` is not `\\frac65`, it is more likely the list 1, 2); a decimal literal matches an exact value within a relative 1e-6
-  (`0.1666666666666667` is 1/6; `0.083` is not 1/12).
+  as a decimal (`3,14` is `3.14`; `1,2` is not `\\frac65`, it is more likely the list 1, 2); a
+  decimal literal matches an exact value within a relative 1e-6 (`0.1666666666666667` is 1/6;
+  `0.083` is not 1/12).
 - Words and wrappers (final answers). `Answer \\( 7 \\)`, `\\[ 7 \\]`, `$$ 7 $$`, "the answer is";
   percent words (`35 percent`, `pct`, `percentage`) are `\\%`, which is dropped; words or a `\\text{}`
   after a value are units and dropped (`\\frac{2}{5} \\textbf{liters}`); a choice letter matches a

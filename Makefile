@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE = 1
 export HF_DATASETS_OFFLINE = 1
 export HF_HUB_DISABLE_TELEMETRY = 1
 
-.PHONY: demo test test-all bench clean
+.PHONY: demo test test-all bench gpu-smoke clean
 
 $(VENV)/.core: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ test-all: $(VENV)/.full
 
 bench: $(VENV)/.full
 	$(PY) -m mrtasks.rewards.bench --answers ../shared/data/benchmarks/math500.jsonl
+
+# Tiny Stage I -> Stage II runs and an eval on the GPU (report: docs/gpu-smoke.md). Without CUDA it
+# says so, writes that report and exits 0. On a GPU node install the GPU set first:
+#   pip install -c constraints/gpu.txt -e '.[train,eval,vllm]' deepspeed
+gpu-smoke: $(VENV)/.full
+	$(PY) -m training.gpu_smoke --report docs/gpu-smoke.md
 
 clean:
 	rm -rf $(VENV) outputs .pytest_cache

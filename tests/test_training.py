@@ -15,15 +15,27 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from training.config import (
+    EXPLICIT_KEYS,
     RECIPES_DIR,
     RunConfig,
-    coerce,
     list_recipes,
+    load_recipe_file,
     parse_overrides,
-    read_yaml,
-    split_and_check,
+    parse_recipe,
+    stage1_tasks,
 )
-from training.run import build_specs, choose_vllm, main, paper_batch_to_trl, weights_fingerprint
+from training.run import (
+    EXIT_DATA,
+    EXIT_MODEL,
+    EXIT_OUTPUT,
+    EXIT_USAGE,
+    build_specs,
+    check_save_steps,
+    choose_vllm,
+    main,
+    paper_batch_to_trl,
+    weights_fingerprint,
+)
 
 # (family, stage-file) -> (num_generations, max_prompt_length, max_completion_length): Appendix B.
 PAPER = {
@@ -36,10 +48,16 @@ PAPER = {
     ("r1-distill-1.5b", "stage2"): (16, 1024, 4096),
     ("r1-distill-1.5b", "grpo_baseline"): (16, 1024, 4096),
 }
+# Pinned Hub commits and the end-of-turn tokens of the two paper models.
+MODELS = {
+    "qwen2.5-3b": ("Qwen/Qwen2.5-3B", "3aab1f1954e9cc14eb9509a215f9e5ca08227a9b", ["<|im_end|>", "<|endoftext|>"]),
+    "r1-distill-1.5b": ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "ad9f0ae0864d7fbcd1cd905e3c6c5b069cc8b562",
+                        ["<｜end▁of▁sentence｜>"]),
+}
 
 
-def load_recipe(name: str):
-    return split_and_check(read_yaml(RECIPES_DIR / f"{name}.yaml"), source=name)
+def load_recipe(name: str, overrides: dict | None = None):
+    return parse_recipe(load_recipe_file(RECIPES_DIR / f"{name}.yaml"), source=name, overrides=overrides)
 
 
 # --- recipes -------------------------------------------------------------------------------------
@@ -59,8 +77,61 @@ def test_every_recipe_has_the_paper_values():
         assert (spec.run.rollout_batch_prompts, spec.run.mini_batch_prompts) == (512, 64)
         # fp32 master weights with bf16 autocast: in bf16 weights a 1e-6 update rounds away.
         assert (spec.run.dtype, g["bf16"]) == ("float32", True)
-        expected_reward = {"stage1_masked_then_fill": "mask_fill", "stage1_step_reordering": "step_order"}
-        assert spec.run.reward_funcs == [expected_reward.get(stage, "outcome")]
+        # One name per task: the Stage I reward is the task's own name.
+        assert spec.run.reward_funcs == [spec.run.task if stage.startswith("stage1") else "outcome"]
+        assert (spec.run.model_name_or_path, spec.run.model_revision, spec.run.stop_tokens) == MODELS[family]
+
+
+def test_recipes_set_the_objective_explicitly():
+    """IS correction and KL bias correction off (the paper has neither), no top-k, gradient_checkpointing
+    (a key every transformers of the GPU window accepts), and Masked-Then-Fill names its variant."""
+    for family, stage in PAPER:
+        raw = load_recipe_file(RECIPES_DIR / family / f"{stage}.yaml")
+        assert set(EXPLICIT_KEYS) <= set(raw), (family, stage)
+        assert "activation_checkpointing" not in raw
+        spec = load_recipe(f"{family}/{stage}")
+        g = spec.grpo
+        assert (g["vllm_importance_sampling_correction"], g["use_bias_correction_kl"], g["top_k"]) == (False, False, 0)
+        assert g["gradient_checkpointing"] is True
+        assert spec.run.partial_credit == ("undecided" if spec.run.task == "masked_then_fill" else None)
+        # A checkpoint lands only between rollouts: save_steps is a multiple of the 8 optimizer steps per rollout.
+        assert g["save_steps"] % (spec.run.rollout_batch_prompts // spec.run.mini_batch_prompts) == 0
+        for n_procs in (1, 8):
+            check_save_steps(paper_batch_to_trl(spec.run, g, n_procs), n_procs)
+    # Stage files are small: everything shared lives in one base per model.
+    for family in MODELS:
+        stage_files = [p for p in (RECIPES_DIR / family).glob("*.yaml") if p.stem != "base"]
+        assert all(len(read_keys(p)) <= 10 for p in stage_files), family
+
+
+def read_keys(path: Path) -> list[str]:
+    import yaml
+
+    return list(yaml.safe_load(path.read_text()))
+
+
+def test_a_recipe_that_leaves_a_semantic_key_to_trl_is_refused(tmp_path):
+    base = (RECIPES_DIR / "qwen2.5-3b" / "base.yaml").read_text()
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(base.replace("vllm_importance_sampling_correction: false", "") + "stage: 2\nreward_funcs: [outcome]\n")
+    with pytest.raises(ValueError, match="must set \\['vllm_importance_sampling_correction'\\] itself"):
+        build_specs(str(recipe), "1", "masked_then_fill", None, str(tmp_path), {})
+    with pytest.raises(ValueError, match="save_steps=12 is not a multiple of the 8 optimizer steps per rollout"):
+        build_specs("qwen2.5-3b", "1", "masked_then_fill", None, str(tmp_path), {"save_steps": "12"})
+
+
+def test_stage1_tasks_come_from_the_task_registry():
+    from mrtasks.tasks import get_task, list_tasks
+
+    assert stage1_tasks() == list_tasks(stage=1)
+    assert {"masked_then_fill", "step_reordering"} <= set(stage1_tasks())
+    for task in stage1_tasks():
+        assert get_task(task).stage == 1
+    # No task name is spelled out in the training code: the registry is the one source.
+    for path in (REPO_ROOT / "training").glob("*.py"):
+        text = path.read_text()
+        for name in ("\"masked_then_fill\"", "\"step_reordering\"", "\"mask_fill\"", "\"step_order\""):
+            assert name not in text, (path.name, name)
 
 
 def test_paper_batch_maps_to_trl_batches():
@@ -89,40 +160,109 @@ def test_paper_batch_maps_to_trl_batches():
     # Without the paper-level keys, TRL's own batch arguments apply unchanged.
     (spec, _), = build_specs(
         "qwen2.5-3b", "baseline", "masked_then_fill", None, None,
-        {"mini_batch_prompts": "none", "rollout_batch_prompts": "none", "gradient_accumulation_steps": "4"},
+        {"mini_batch_prompts": "none", "rollout_batch_prompts": "none", "gradient_accumulation_steps": "4",
+         "save_steps": "4"},
     )
     assert paper_batch_to_trl(spec.run, spec.grpo, n_procs=8) == spec.grpo
+
+
+def gpu_set_pins() -> dict[str, str]:
+    pins = {}
+    for line in (REPO_ROOT / "constraints" / "gpu.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[name] = version
+    return pins
+
+
+def test_gpu_set_sits_inside_trls_vllm_window():
+    """The constraints pin a vLLM TRL supports and the transformers/torch that vLLM pins."""
+    import importlib
+    import re
+
+    from packaging.version import Version
+
+    pins = gpu_set_pins()
+    source = Path(importlib.import_module("trl.import_utils").__file__).read_text()
+    low, high = re.search(r'Version\("([\d.]+)"\) <= _vllm_base_version <= Version\("([\d.]+)"\)', source).groups()
+    assert Version(low) <= Version(pins["vllm"]) <= Version(high)
+    assert pins["trl"] == __import__("trl").__version__
+    extra = next(line for line in (REPO_ROOT / "pyproject.toml").read_text().splitlines() if line.startswith("vllm ="))
+    assert f">={low}" in extra and f"<={high}" in extra
+    assert Version(pins["transformers"]) < Version("5.18")  # vllm 0.31.0: transformers>=5.10.4,<5.18.0
+
+
+@pytest.mark.slow
+def test_recipes_dry_run_under_the_gpu_sets_transformers(tmp_path):
+    """Every recipe builds its GRPOConfig under the GPU set's transformers (installed beside the venv
+    with `pip --target`), so a key only newer transformers accept is caught before a GPU node is."""
+    pins = gpu_set_pins()
+    target = tmp_path / "gpu-set"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+         f"transformers=={pins['transformers']}", f"huggingface_hub=={pins['huggingface_hub']}",
+         # what huggingface_hub 1.x imports that this venv (hub 2.x) may lack; nothing else is shadowed
+         "httpx<1", "httpcore", "h11", "anyio", "sniffio", "certifi", "idna", "click", "hf-xet<2"],
+        capture_output=True, text=True, timeout=600,
+    )
+    if install.returncode:
+        pytest.skip(f"cannot install the GPU set's transformers here: {install.stderr.strip()[-300:]}")
+    env = {**__import__("os").environ, "PYTHONPATH": str(target)}
+    probe = subprocess.run([sys.executable, "-c", "import transformers; print(transformers.__version__)"],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert probe.stdout.strip() == pins["transformers"], probe.stderr[-2000:]
+    for family in MODELS:
+        for stage in ("all", "baseline"):
+            for task in stage1_tasks()[:2]:
+                proc = subprocess.run(
+                    [sys.executable, "-m", "training.run", "--recipe", family, "--stage", stage, "--task", task,
+                     "--dry-run"], cwd=REPO_ROOT, capture_output=True, text=True, env=env, timeout=300,
+                )
+                assert proc.returncode == 0, (family, stage, task, proc.stderr[-2000:])
+                assert '"gradient_checkpointing": true' in proc.stdout
+    # The key this test exists for: activation_checkpointing is unknown to the GPU set's transformers.
+    proc = subprocess.run(
+        [sys.executable, "-m", "training.run", "--recipe", "qwen2.5-3b", "--stage", "1", "--dry-run",
+         "activation_checkpointing=true"], cwd=REPO_ROOT, capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert proc.returncode == EXIT_USAGE and "unknown key 'activation_checkpointing'" in proc.stderr
 
 
 # --- config checking -----------------------------------------------------------------------------
 
 
-def test_values_are_converted_to_the_declared_types():
-    assert coerce("learning_rate", "1e-6", float) == 1e-6  # PyYAML reads 1e-6 as a string
-    assert coerce("max_steps", "10", int) == 10
-    assert coerce("bf16", "false", bool | None) is False
-    assert coerce("max_prompt_length", "none", int | None) is None
-    assert coerce("report_to", "none", None | str | list[str]) == "none"  # TRL's "no reporting" string
-    assert coerce("reward_funcs", "outcome,format", list[str]) == ["outcome", "format"]
-    assert coerce("reward_funcs", "[mask_fill]", list[str]) == ["mask_fill"]
-    assert coerce("report_to", "[wandb, tensorboard]", None | str | list[str]) == ["wandb", "tensorboard"]
-    with pytest.raises(ValueError, match="max_steps='3.5': expected an integer"):
-        coerce("max_steps", "3.5", int)
-    with pytest.raises(ValueError, match="expected a boolean"):
-        coerce("bf16", "maybe", bool)
+def test_values_are_typed_by_trls_parser():
+    spec = load_recipe("qwen2.5-3b/stage2", {
+        "learning_rate": "1e-5", "max_steps": "10", "bf16": "false", "max_prompt_length": "none",
+        "report_to": "none", "reward_funcs": "outcome,format", "top_k": "5",
+    })
+    g = spec.grpo
+    assert (g["learning_rate"], g["max_steps"], g["bf16"], g["top_k"]) == (1e-5, 10, False, 5)
+    assert spec.run.max_prompt_length is None
+    assert spec.run.reward_funcs == ["outcome", "format"]
+    assert load_recipe("qwen2.5-3b/stage2", {"reward_funcs": "[outcome]"}).run.reward_funcs == ["outcome"]
+    with pytest.raises(ValueError, match="max_steps.*invalid int value: '3.5'"):
+        load_recipe("qwen2.5-3b/stage2", {"max_steps": "3.5"})
+    with pytest.raises(ValueError, match="bf16"):
+        load_recipe("qwen2.5-3b/stage2", {"bf16": "maybe"})
 
 
 def test_unknown_and_malformed_overrides_are_clear_errors():
     with pytest.raises(ValueError, match="unknown key 'max_stepz' \\(did you mean max_steps"):
         build_specs("qwen2.5-3b", "1", "masked_then_fill", None, None, {"max_stepz": "3"})
+    with pytest.raises(ValueError, match="unknown key 'activation_checkpointing_x'"):
+        parse_recipe({"activation_checkpointing_x": True}, source="inline")
     with pytest.raises(ValueError, match="not of the form key=value"):
         parse_overrides(["max_steps"])
     with pytest.raises(ValueError, match="a Stage I recipe needs task"):
-        split_and_check({"stage": 1, "task": "outcome", "reward_funcs": ["outcome"]}, source="inline")
+        parse_recipe({"stage": 1, "task": "outcome", "reward_funcs": ["outcome"]}, source="inline")
     with pytest.raises(ValueError, match="unknown reward\\(s\\) \\['accuracy'\\]"):
         build_specs("qwen2.5-3b", "baseline", "masked_then_fill", None, None, {"reward_funcs": "outcome,accuracy"})
     with pytest.raises(FileNotFoundError, match="unknown recipe 'llama'"):
         build_specs("llama", "all", "masked_then_fill", None, None, {})
+    with pytest.raises(ValueError, match="generation must be one of"):
+        build_specs("qwen2.5-3b", "baseline", "masked_then_fill", None, None, {"generation": "maybe"})
 
 
 def test_stage2_alone_needs_a_finished_stage1(tmp_path):
@@ -146,18 +286,20 @@ def test_vllm_is_chosen_only_when_installed_with_cuda():
 
     expected = importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
     assert choose_vllm("auto") is expected
-    assert choose_vllm("false") is False and choose_vllm("true") is True
+    assert choose_vllm("transformers") is False and choose_vllm("vllm") is True
 
 
 def test_help_documents_every_option_and_override():
     out = subprocess.run(
         [sys.executable, "-m", "training.run", "--help"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     ).stdout
-    for flag in ("--recipe", "--stage", "--task", "--dataset", "--output-dir", "--dry-run", "--list-recipes"):
+    for flag in ("--recipe", "--stage", "--task", "--dataset", "--output-dir", "--dry-run", "--list-recipes", "-v"):
         assert flag in out
     for f in RunConfig.__dataclass_fields__:
         assert f"  {f} " in out, f
     assert "accelerate launch" in out
+    for code in (EXIT_USAGE, EXIT_DATA, EXIT_MODEL, EXIT_OUTPUT):
+        assert f"  {code}  " in out
 
 
 def test_accelerate_configs_load():
@@ -228,7 +370,7 @@ def test_over_long_prompts_are_dropped_and_counted(built_dataset, tmp_path):
 
 
 SMOKE_OVERRIDES = [
-    "dtype=float32", "bf16=false", "activation_checkpointing=false",
+    "dtype=float32", "bf16=false", "gradient_checkpointing=false",
     "num_generations=4", "per_device_train_batch_size=4",
     "rollout_batch_prompts=2", "mini_batch_prompts=1",  # 8 completions/rollout, 2 optimizer steps each
     "max_completion_length=32", "max_steps=4", "save_steps=2", "logging_steps=1",
@@ -249,11 +391,14 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
     base = teach(build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024), pairs, steps=60, prompt_tokens=64)
     out = tmp_path / "run"
     argv = ["--recipe", "qwen2.5-3b", "--stage", "all", "--task", "masked_then_fill",
-            "--dataset", str(built_dataset), "--output-dir", str(out), f"model_name_or_path={base}", *SMOKE_OVERRIDES]
+            "--dataset", str(built_dataset), "--output-dir", str(out), f"model_name_or_path={base}", *SMOKE_OVERRIDES,
+            # the paper's literal variant: similarity credit on every mismatch, so a tiny model's completions
+            # score unevenly (the recipes' strict default gives a barely-taught model mostly 0/1)
+            "partial_credit=all"]
     assert main(argv) == 0
 
     stage1, stage2 = out / "stage1_masked_then_fill", out / "stage2_masked_then_fill"
-    for stage_dir, reward in ((stage1, "mask_fill"), (stage2, "outcome")):
+    for stage_dir, reward in ((stage1, "masked_then_fill"), (stage2, "outcome")):
         # Checkpoints, the final model and the logs were written.
         assert (stage_dir / "checkpoint-2").is_dir() and (stage_dir / "checkpoint-4").is_dir()
         assert (stage_dir / "model.safetensors").is_file() and (stage_dir / "tokenizer.json").is_file()
@@ -264,11 +409,19 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
         assert len(logs) >= 2, stage_dir
         assert all(0.0 <= r[f"rewards/{reward}/mean"] <= 1.0 for r in logs)
     # The process reward varies across completions: GRPO has a signal.
-    assert any(r["rewards/mask_fill/std"] > 0 for r in reward_logs(stage1) if "rewards/mask_fill/std" in r)
+    assert any(r["rewards/masked_then_fill/std"] > 0 for r in reward_logs(stage1) if "rewards/masked_then_fill/std" in r)
 
     # Stage II started from Stage I's final weights, not from the base model.
     s1 = json.loads((stage1 / "training_summary.json").read_text())
     s2 = json.loads((stage2 / "training_summary.json").read_text())
+    # The run log records the objective as the trainer used it, and the explicit stop tokens.
+    for s in (s1, s2):
+        sem = s["semantics"]
+        assert (sem["vllm_importance_sampling_correction"], sem["use_bias_correction_kl"]) == (False, False)
+        assert (sem["beta"], sem["loss_type"], sem["top_k"], sem["think_prefilled"]) == (0.001, "grpo", 0, False)
+        assert len(sem["stop_token_ids"]) == 2 and s["chat_template_sha256"]
+    assert s1["semantics"]["reward_options"] == {"masked_then_fill": {"think_prefilled": False, "partial_credit": "all"}}
+    assert s2["semantics"]["reward_options"] == {"outcome": {"think_prefilled": False}}
     assert s2["init_from"] == str(stage1)
     final1 = AutoModelForCausalLM.from_pretrained(stage1)
     assert s2["init_weights_sha256"] == s1["final_weights_sha256"] == weights_fingerprint(final1)
@@ -282,24 +435,81 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
 
 
 def test_stage1_step_reordering_resumes_from_its_checkpoint(built_dataset, tmp_path):
-    """Step-Reordering wires the step_order reward; an interrupted stage resumes from checkpoint-2."""
+    """Step-Reordering on a tiny model carrying R1-Distill's real chat template and special tokens:
+    the think block is detected from the template and passed to the reward, the recipe's stop token
+    exists, and an interrupted stage resumes from checkpoint-2."""
     from tests.tiny_model import build_tiny_model
 
     texts, _ = teaching_examples(built_dataset)
-    base = build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024)
+    base = build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024, family="r1-distill-qwen")
     out = tmp_path / "run"
     argv = ["--recipe", "r1-distill-1.5b", "--stage", "1", "--task", "step_reordering",
             "--dataset", str(built_dataset), "--output-dir", str(out), f"model_name_or_path={base}",
             *SMOKE_OVERRIDES, "max_steps=2", "max_completion_length=8"]
     assert main(argv) == 0
     stage = out / "stage1_step_reordering"
-    assert any("rewards/step_order/mean" in r for r in reward_logs(stage))
+    assert any("rewards/step_reordering/mean" in r for r in reward_logs(stage))
+    sem = json.loads((stage / "training_summary.json").read_text())["semantics"]
+    assert sem["think_prefilled"] is True
+    assert sem["reward_options"] == {"step_reordering": {"think_prefilled": True}}
+    from transformers import AutoTokenizer
+
+    assert sem["stop_token_ids"] == [AutoTokenizer.from_pretrained(base).convert_tokens_to_ids("<｜end▁of▁sentence｜>")]
     # Simulate a crash after the checkpoint: the run is unfinished, then asked for 4 steps.
     (stage / "training_summary.json").unlink()
     assert main([*argv, "max_steps=4"]) == 0
     summary = json.loads((stage / "training_summary.json").read_text())
     assert summary["resumed_from"] == str(stage / "checkpoint-2")
     assert summary["global_step"] == 4
+
+
+# --- everyday errors: one line and a documented exit code ---------------------------------------
+
+
+def run_cli(argv: list[str], cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "training.run", *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_everyday_errors_are_one_line_with_their_exit_code(built_dataset, tmp_path):
+    from tests.tiny_model import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "tiny", ["What is $1+1$? \\boxed{2}"], vocab_size=300)
+    common = ["--recipe", "qwen2.5-3b", "--stage", "1", *SMOKE_OVERRIDES]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    read_only.chmod(0o500)
+    cases = {
+        "missing dataset": (["--dataset", str(tmp_path / "nope"), "--output-dir", str(tmp_path / "o1"),
+                             f"model_name_or_path={model}"], EXIT_DATA, "dataset folder"),
+        "empty dataset": (["--dataset", str(empty), "--output-dir", str(tmp_path / "o2"),
+                           f"model_name_or_path={model}"], EXIT_DATA, "cannot load"),
+        "missing model": (["--dataset", str(built_dataset), "--output-dir", str(tmp_path / "o3"),
+                           f"model_name_or_path={tmp_path / 'no-model'}"], EXIT_MODEL, "model path"),
+        "unwritable output": (["--dataset", str(built_dataset), "--output-dir", str(read_only / "run"),
+                               f"model_name_or_path={model}"], EXIT_OUTPUT, "not writable"),
+    }
+    import os
+
+    for name, (extra, code, words) in cases.items():
+        if name == "unwritable output" and os.geteuid() == 0:
+            continue  # root writes anywhere
+        proc = run_cli(common[:4] + extra + common[4:])
+        assert proc.returncode == code, (name, proc.stderr[-2000:])
+        assert "Traceback" not in proc.stderr, name
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1 and words in errors[0], (name, proc.stderr[-2000:])
+
+
+def test_unwritable_output_folder_is_refused_before_any_work(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    code = main(["--recipe", "qwen2.5-3b", "--stage", "1", "--output-dir", str(blocker / "run"),
+                 "model_name_or_path=Qwen/Qwen2.5-3B"])
+    assert code == EXIT_OUTPUT
+    assert capsys.readouterr().err.strip().startswith(f"error: output folder {blocker}")
 
 
 def _has_cuda() -> bool:
@@ -318,7 +528,7 @@ def test_stage1_runs_on_cuda_in_bf16(built_dataset, tmp_path):
     base = build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024)
     overrides = [o for o in SMOKE_OVERRIDES if not o.startswith(("bf16", "dtype"))]
     argv = ["--recipe", "qwen2.5-3b", "--stage", "1", "--task", "masked_then_fill", "--dataset", str(built_dataset),
-            "--output-dir", str(tmp_path / "run"), f"model_name_or_path={base}", *overrides, "use_vllm=false"]
+            "--output-dir", str(tmp_path / "run"), f"model_name_or_path={base}", *overrides, "generation=transformers"]
     assert main(argv) == 0
     summary = json.loads((tmp_path / "run" / "stage1_masked_then_fill" / "training_summary.json").read_text())
     assert summary["global_step"] == 4

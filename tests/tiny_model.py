@@ -2,7 +2,10 @@
 
 `build_tiny_model(out_dir, texts)` trains a byte-level BPE tokenizer on `texts` with
 `tokenizers`, gives it a ChatML chat template (the one Qwen2 uses), and saves a 2-layer Qwen2
-config, random weights and the tokenizer with `save_pretrained`. The result loads with
+config, random weights and the tokenizer with `save_pretrained`. `family="qwen2.5"` or
+`family="r1-distill-qwen"` gives it instead the real chat template (`training/chat_templates/`)
+and the special tokens, bos/eos/pad of that paper model (Qwen2.5-3B base: eos `<|endoftext|>`;
+R1-Distill: bos/eos `<｜begin▁of▁sentence｜>`/`<｜end▁of▁sentence｜>`, a template that opens `<think>`). The result loads with
 `AutoModelForCausalLM.from_pretrained(path)` / `AutoTokenizer.from_pretrained(path)` like any Hub
 model, and TRL, the training CLI and the eval CLI can take its path as `model_name_or_path`.
 
@@ -25,6 +28,21 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "training" / "chat_templates"
+# The special tokens and bos/eos/pad of each paper model's tokenizer (as in its tokenizer_config.json).
+FAMILIES = {
+    "qwen2.5": {
+        "template": "qwen2.5.jinja",
+        "special": ["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        "bos": None, "eos": "<|endoftext|>", "pad": "<|endoftext|>",
+    },
+    "r1-distill-qwen": {
+        "template": "r1-distill-qwen.jinja",
+        "special": ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>",
+                    "</think>"],
+        "bos": "<｜begin▁of▁sentence｜>", "eos": "<｜end▁of▁sentence｜>", "pad": "<｜end▁of▁sentence｜>",
+    },
+}
 
 
 def build_tiny_model(
@@ -36,6 +54,7 @@ def build_tiny_model(
     num_layers: int = 2,
     num_heads: int = 4,
     seed: int = 0,
+    family: str | None = None,
 ) -> Path:
     """Train a tokenizer on `texts`, build a tiny Qwen2 model, save both to `out_dir`; return it.
 
@@ -48,13 +67,17 @@ def build_tiny_model(
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if family is not None and family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; known: {sorted(FAMILIES)}")
+    spec = FAMILIES.get(family) or {"special": SPECIAL_TOKENS, "bos": None, "eos": "<|im_end|>",
+                                    "pad": "<|endoftext|>", "template": None}
 
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
-        special_tokens=SPECIAL_TOKENS,
+        special_tokens=spec["special"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
@@ -63,14 +86,15 @@ def build_tiny_model(
         raise ValueError("build_tiny_model needs at least one non-empty text to train the tokenizer")
     bpe.train_from_iterator(texts, trainer=trainer)
 
+    named = {spec["bos"], spec["eos"], spec["pad"]}
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe,
-        bos_token=None,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=["<|im_start|>"],
+        bos_token=spec["bos"],
+        eos_token=spec["eos"],
+        pad_token=spec["pad"],
+        additional_special_tokens=[t for t in spec["special"] if t not in named],
     )
-    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.chat_template = (TEMPLATES_DIR / spec["template"]).read_text() if spec["template"] else CHAT_TEMPLATE
     tokenizer.padding_side = "left"
     tokenizer.save_pretrained(out)
 
@@ -83,8 +107,8 @@ def build_tiny_model(
         num_key_value_heads=num_heads,
         max_position_embeddings=4096,
         tie_word_embeddings=True,
-        bos_token_id=None,
-        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(seed)

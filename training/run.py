@@ -6,10 +6,12 @@ The GRPO baseline is Stage II alone from the base model. Recipes live in `traini
 
     python -m training.run --recipe qwen2.5-3b --stage all --task masked_then_fill
     python -m training.run --recipe qwen2.5-3b --stage baseline max_steps=100
-    accelerate launch --config_file training/accelerate/zero2.yaml -m training.run --recipe ...
+    accelerate launch --config_file training/accelerate/zero2.yaml -m training.run --recipe ... --stage 1
 
-A stage whose output folder holds `training_summary.json` is finished and is skipped; a stage
-with `checkpoint-*` folders resumes from the last one.
+`--stage all` runs each stage in its own process (a colocated vLLM engine, the reference model
+and a DeepSpeed engine are gone when Stage II starts). A stage whose output folder holds
+`training_summary.json` is finished and is skipped; a stage with `checkpoint-*` folders resumes
+from the last one.
 """
 
 from __future__ import annotations
@@ -21,20 +23,24 @@ import importlib.util
 import json
 import logging
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from training.config import (
-    STAGE2_CONFIG,
+    EXPLICIT_KEYS,
+    STAGE2_TASK,
     RunConfig,
     StageSpec,
     list_recipes,
+    load_recipe_file,
     parse_overrides,
-    read_yaml,
+    parse_recipe,
     resolve_recipe_files,
-    split_and_check,
+    stage1_tasks,
 )
 
 logger = logging.getLogger("training.run")
@@ -43,19 +49,83 @@ SUMMARY_FILE = "training_summary.json"
 REWARD_LOG_FILE = "reward_log.jsonl"
 # Columns the rewards read (besides prompt/completions); every other column is dropped.
 REWARD_COLUMNS = ("id", "task", "masks", "scored", "order", "answer")
+# This project's loggers: the only ones -v raises.
+PROJECT_LOGGERS = ("training", "eval", "mrtasks")
+
+# Exit codes (documented in --help).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DATA, EXIT_MODEL, EXIT_OUTPUT = 0, 1, 2, 3, 4, 5
+EXIT_CODES = {
+    EXIT_OK: "success (or nothing left to do)",
+    EXIT_FAILED: "a stage failed while training (its log has the traceback)",
+    EXIT_USAGE: "bad command line or recipe (unknown key, wrong type, batch sizes that do not divide)",
+    EXIT_DATA: "dataset missing, empty or unreadable, or no prompts left after filtering",
+    EXIT_MODEL: "model path missing or model/tokenizer not loadable",
+    EXIT_OUTPUT: "output folder cannot be created or written",
+}
+
+
+class RunError(Exception):
+    """An everyday failure reported as one line with its exit code (no traceback)."""
+
+    code = EXIT_FAILED
+
+
+class DataError(RunError, ValueError):
+    """The dataset cannot be trained on (missing, empty, missing columns, nothing left after filtering)."""
+
+    code = EXIT_DATA
+
+
+class ModelError(RunError):
+    code = EXIT_MODEL
+
+
+class OutputError(RunError):
+    code = EXIT_OUTPUT
+
+
+class ConfigError(RunError):
+    code = EXIT_USAGE
+
+
+def looks_local(name: str) -> bool:
+    """True when `name` is meant as a local path rather than a Hub id (`org/name`)."""
+    return (
+        Path(name).exists()
+        or name.startswith((".", "/", "~"))
+        or name.endswith("/")
+        or name.count("/") > 1
+        or os.sep != "/" and os.sep in name
+    )
+
+
+def check_local_path(name: str, what: str, error: type[RunError]) -> None:
+    if looks_local(name) and not Path(name).expanduser().exists():
+        raise error(f"{what} {name} does not exist")
+
+
+def ensure_writable(folder: Path) -> None:
+    """Create `folder` and prove a file can be written there, before anything heavy starts."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            pass
+    except OSError as e:
+        raise OutputError(f"output folder {folder} is not writable: {e.strerror or e}") from None
 
 
 # --- data ----------------------------------------------------------------------------------------
 
 
-class DataError(ValueError):
-    """The dataset cannot be trained on (missing columns, nothing left after filtering)."""
-
-
 def dataset_config_for(run: RunConfig) -> str:
     if run.dataset_config:
         return run.dataset_config
-    return run.task if run.stage == 1 else STAGE2_CONFIG
+    return run.task if run.stage == 1 else STAGE2_TASK
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"
 
 
 def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[str, int]]:
@@ -63,9 +133,15 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
     from datasets import load_dataset
 
     config = dataset_config_for(run)
-    ds = load_dataset(run.dataset, config, split=split)
+    check_local_path(run.dataset, "dataset folder", DataError)
+    try:
+        ds = load_dataset(run.dataset, config, split=split)
+    except Exception as e:  # noqa: BLE001 - missing/empty/corrupt data: one line, not a traceback
+        raise DataError(f"cannot load {run.dataset} [{config}/{split}]: {_first_line(e)}") from None
     if "prompt" not in ds.column_names:
         raise DataError(f"{run.dataset} [{config}/{split}] has no `prompt` column: {ds.column_names}")
+    if len(ds) == 0:
+        raise DataError(f"{run.dataset} [{config}/{split}] is empty")
     keep = ["prompt", *(c for c in REWARD_COLUMNS if c in ds.column_names)]
     ds = ds.remove_columns([c for c in ds.column_names if c not in keep])
     counts = {"rows": len(ds), "dropped_prompt_too_long": 0}
@@ -97,23 +173,68 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
     return ds, counts
 
 
-# --- rewards -------------------------------------------------------------------------------------
+# --- chat template, stop tokens, rewards ---------------------------------------------------------
 
 
-def build_reward_funcs(names: list[str]) -> list[Any]:
-    """Reward functions from the `mrtasks.rewards` registry, named so TRL logs `rewards/<name>/mean`."""
+def prefills_think(tokenizer: Any) -> bool:
+    """Whether the model's own chat template opens a `<think>` block in the generation prompt."""
+    from mrtasks.rewards.parsing import template_prefills_think
+
+    return bool(template_prefills_think(tokenizer))
+
+
+def chat_template_sha256(tokenizer: Any) -> str | None:
+    template = getattr(tokenizer, "chat_template", None)
+    if not template:
+        return None
+    text = template if isinstance(template, str) else json.dumps(template, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def apply_stop_tokens(tokenizer: Any, stop_tokens: list[str]) -> list[int]:
+    """Make the first stop token the tokenizer's eos (TRL stops and masks at eos) and return all ids."""
+    if not stop_tokens:
+        return [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    ids = []
+    for token in stop_tokens:
+        token_id = tokenizer.convert_tokens_to_ids(token)
+        if token_id is None or tokenizer.convert_ids_to_tokens(token_id) != token:
+            raise ModelError(f"stop token {token!r} is not a token of this tokenizer")
+        ids.append(token_id)
+    if tokenizer.eos_token != stop_tokens[0]:
+        logger.info("tokenizer eos %r -> %r (recipe stop_tokens)", tokenizer.eos_token, stop_tokens[0])
+        tokenizer.eos_token = stop_tokens[0]
+    return ids
+
+
+def reward_options(run: RunConfig, name: str, think_prefilled: bool) -> dict[str, Any]:
+    """The options a reward takes from the recipe: `think_prefilled` for all, `partial_credit` for Masked-Then-Fill."""
+    from mrtasks.rewards import get_reward
+    from mrtasks.tasks import MASKED_THEN_FILL
+
+    options: dict[str, Any] = {"think_prefilled": think_prefilled}
+    if run.partial_credit is not None and get_reward(name).__name__ == get_reward(MASKED_THEN_FILL).__name__:
+        options["partial_credit"] = run.partial_credit
+    return options
+
+
+def build_reward_funcs(run: RunConfig, think_prefilled: bool) -> tuple[list[Any], dict[str, dict[str, Any]]]:
+    """Reward functions from the `mrtasks.rewards` registry configured with their options, named so
+    TRL logs `rewards/<name>/mean`; also returns the options each got (for the run log)."""
     from mrtasks.rewards import get_reward
 
-    funcs = []
-    for name in names:
-        fn = get_reward(name)
+    funcs, used = [], {}
+    for name in run.reward_funcs:
+        options = reward_options(run, name, think_prefilled)
+        fn = get_reward(name, **options)
 
         def reward(completions: list, _fn: Any = fn, **columns: Any) -> list[float | None]:
             return _fn(completions, **columns)
 
         reward.__name__ = reward.__qualname__ = name
         funcs.append(reward)
-    return funcs
+        used[name] = options
+    return funcs, used
 
 
 # --- batch mapping -------------------------------------------------------------------------------
@@ -156,13 +277,44 @@ def paper_batch_to_trl(run: RunConfig, grpo: dict[str, Any], n_procs: int) -> di
     return out
 
 
+def optimizer_steps_per_rollout(grpo: dict[str, Any], n_procs: int) -> int | None:
+    """Optimizer steps TRL takes on one generation batch (None when it does not divide evenly)."""
+    per_device = grpo.get("per_device_train_batch_size", 8)
+    ga = grpo.get("gradient_accumulation_steps", 1)
+    micro = per_device * n_procs
+    if "generation_batch_size" in grpo:
+        micro_batches = grpo["generation_batch_size"] / micro
+    else:
+        micro_batches = grpo.get("steps_per_generation") or ga
+    steps = micro_batches / ga
+    return int(steps) if steps >= 1 and float(steps).is_integer() else None
+
+
+def check_save_steps(grpo: dict[str, Any], n_procs: int) -> None:
+    """`save_steps` must be a multiple of the optimizer steps per rollout: a checkpoint taken
+    mid-rollout resumes with a fresh generation batch, so the run would differ from an unbroken one."""
+    if str(grpo.get("save_strategy", "steps")).lower().removeprefix("savestrategy.") != "steps":
+        return
+    save_steps = grpo.get("save_steps", 500)
+    per_rollout = optimizer_steps_per_rollout(grpo, n_procs)
+    if per_rollout is None:
+        raise ValueError("the generation batch is not a whole number of optimizer steps; check the batch sizes")
+    if isinstance(save_steps, float) and save_steps < 1:
+        return  # a fraction of the run: TRL rounds it; not checked
+    if int(save_steps) % per_rollout:
+        raise ValueError(
+            f"save_steps={save_steps:g} is not a multiple of the {per_rollout} optimizer steps per rollout "
+            f"(a checkpoint mid-rollout regenerates on resume); use a multiple of {per_rollout}"
+        )
+
+
 def choose_vllm(setting: str) -> bool:
     """`auto`: vLLM when installed and a CUDA device is present; otherwise transformers generation."""
-    if setting.lower() == "auto":
+    if setting == "auto":
         import torch
 
         return importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
-    return setting.lower() in ("true", "yes", "1", "on")
+    return setting == "vllm"
 
 
 # --- checkpoints and logs ------------------------------------------------------------------------
@@ -206,12 +358,55 @@ def reward_log_callback(path: Path) -> Any:
     return RewardLog()
 
 
+def semantics(args: Any, stop_ids: list[int], think: bool, options: dict[str, Any], run: RunConfig) -> dict[str, Any]:
+    """The settings that define the objective and the samples, as the trainer will use them."""
+    return {
+        "loss_type": args.loss_type,
+        "beta": args.beta,
+        "use_bias_correction_kl": args.use_bias_correction_kl,
+        "vllm_importance_sampling_correction": args.vllm_importance_sampling_correction,
+        "vllm_importance_sampling_mode": args.vllm_importance_sampling_mode,
+        "scale_rewards": args.scale_rewards,
+        "epsilon": args.epsilon,
+        "num_iterations": args.num_iterations,
+        "temperature": args.temperature,
+        "top_p": args.top_p,
+        "top_k": args.top_k,
+        "stop_token_ids": stop_ids,
+        "think_prefilled": think,
+        "reward_options": options,
+        "model_revision": run.model_revision,
+        "gradient_checkpointing": args.gradient_checkpointing,
+        "bf16": args.bf16,
+        "dtype": run.dtype,
+    }
+
+
+def cuda_peak_memory_gib() -> float | None:
+    """Peak GPU memory this process allocated through torch (None without CUDA)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return round(torch.cuda.max_memory_allocated() / 2**30, 3)
+
+
 # --- one stage -----------------------------------------------------------------------------------
+
+
+def load_tokenizer(run: RunConfig) -> Any:
+    from transformers import AutoTokenizer
+
+    check_local_path(run.model_name_or_path, "model path", ModelError)
+    revision = None if Path(run.model_name_or_path).exists() else run.model_revision
+    try:
+        return AutoTokenizer.from_pretrained(run.model_name_or_path, revision=revision)
+    except Exception as e:  # noqa: BLE001 - offline, missing, bad revision: one line
+        raise ModelError(f"cannot load the tokenizer of {run.model_name_or_path}: {_first_line(e)}") from None
 
 
 def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
     """Train one stage into `output_dir` (resuming if it has checkpoints) and save the final model there."""
-    from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
     run = spec.run
@@ -221,22 +416,38 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         return json.loads(summary_path.read_text())
 
     grpo = paper_batch_to_trl(run, spec.grpo, world_size())
-    use_vllm = choose_vllm(run.use_vllm)
+    use_vllm = choose_vllm(run.generation)
     grpo["use_vllm"] = use_vllm
     if use_vllm:
         grpo.setdefault("vllm_mode", "colocate")
-    grpo.setdefault("model_init_kwargs", {})
-    if isinstance(grpo["model_init_kwargs"], dict):
-        grpo["model_init_kwargs"].setdefault("dtype", run.dtype)
-    grpo["output_dir"] = str(output_dir)
-    args = GRPOConfig(**grpo)
+    local_model = Path(run.model_name_or_path).exists()
+    init_kwargs = dict(grpo.get("model_init_kwargs") or {})
+    init_kwargs.setdefault("dtype", run.dtype)
+    if run.model_revision and not local_model:
+        init_kwargs.setdefault("revision", run.model_revision)
+    grpo["model_init_kwargs"] = init_kwargs
 
-    tokenizer = AutoTokenizer.from_pretrained(run.model_name_or_path)
+    tokenizer = load_tokenizer(run)
+    stop_ids = apply_stop_tokens(tokenizer, run.stop_tokens)
+    if use_vllm and stop_ids:
+        # vLLM stops at the model's own eos only; TRL passes generation_kwargs on to SamplingParams.
+        kwargs = dict(grpo.get("generation_kwargs") or {})
+        kwargs.setdefault("stop_token_ids", stop_ids)
+        grpo["generation_kwargs"] = kwargs
+    think = prefills_think(tokenizer)
+    reward_funcs, options = build_reward_funcs(run, think)
+    grpo["output_dir"] = str(output_dir)
+    try:
+        args = GRPOConfig(**grpo)
+    except ValueError as e:
+        raise ConfigError(f"{spec.source}: GRPOConfig rejects it: {_first_line(e)}") from None
+
     train_ds, train_counts = load_prompts(run, run.train_split, tokenizer)
     eval_ds = None
     if run.eval_split and str(args.eval_strategy) not in ("no", "IntervalStrategy.NO"):
         eval_ds, _ = load_prompts(run, run.eval_split, tokenizer)
 
+    sem = semantics(args, stop_ids, think, options, run)
     logger.info(
         "stage %d (%s) from %s: rewards %s, generation=%s, generation_batch_size=%d completions, "
         "steps_per_generation=%d, gradient_accumulation_steps=%d, per_device_train_batch_size=%d, processes=%d",
@@ -244,10 +455,11 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         args.generation_batch_size, args.steps_per_generation, args.gradient_accumulation_steps,
         args.per_device_train_batch_size, world_size(),
     )
+    logger.info("objective and sampling: %s", json.dumps(sem, default=str))
     output_dir.mkdir(parents=True, exist_ok=True)
     trainer = GRPOTrainer(
         model=run.model_name_or_path,
-        reward_funcs=build_reward_funcs(run.reward_funcs),
+        reward_funcs=reward_funcs,
         args=args,
         train_dataset=train_ds,
         eval_dataset=eval_ds,
@@ -275,6 +487,9 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         "metrics": result.metrics,
         "data": train_counts,
         "use_vllm": use_vllm,
+        "semantics": sem,
+        "chat_template_sha256": chat_template_sha256(tokenizer),
+        "cuda_peak_memory_gib": cuda_peak_memory_gib(),
         "run_config": dataclasses.asdict(run),
     }
     if trainer.is_world_process_zero():
@@ -287,51 +502,61 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
 # --- CLI -----------------------------------------------------------------------------------------
 
 
+def output_root(recipe: str, output_root: str | None) -> Path:
+    if output_root:
+        return Path(output_root)
+    if recipe.endswith((".yaml", ".yml")):
+        return Path("outputs") / Path(recipe).stem
+    return Path("outputs") / recipe.split("/")[0]
+
+
 def build_specs(
-    recipe: str, stage: str, task: str, dataset: str | None, output_root: str | None, overrides: dict[str, str]
+    recipe: str, stage: str, task: str, dataset: str | None, output_dir: str | None, overrides: dict[str, str]
 ) -> list[tuple[StageSpec, Path]]:
     """Resolve recipes, apply overrides, chain Stage II to Stage I's output; type-check everything up front."""
     files = resolve_recipe_files(recipe, stage, task)
     if "output_dir" in overrides and len(files) > 1:
         raise ValueError("output_dir=... names one stage's folder; with several stages use --output-dir ROOT")
-    if output_root:
-        root = Path(output_root)
-    elif recipe.endswith((".yaml", ".yml")):
-        root = Path("outputs") / Path(recipe).stem
-    else:
-        root = Path("outputs") / recipe.split("/")[0]
+    root = output_root(recipe, output_dir)
     specs: list[tuple[StageSpec, Path]] = []
     for label, path in files:
-        raw = read_yaml(path)
-        raw.update(overrides)
+        raw = load_recipe_file(path)
+        stage_overrides = dict(overrides)
         if dataset:
-            raw["dataset"] = dataset
-        out_dir = Path(raw.pop("output_dir", None) or root / label)
-        spec = split_and_check(raw, source=str(path))
+            stage_overrides["dataset"] = dataset
+        out_dir = Path(stage_overrides.pop("output_dir", None) or raw.pop("output_dir", None) or root / label)
         stage1_dir = root / f"stage1_{task}"
-        if label.startswith("stage2_") and specs:
+        is_stage2 = label.startswith("stage2_")
+        if is_stage2 and specs:
             # Stage II starts from Stage I's final save in this run (an override names Stage I's base model).
-            spec.run.model_name_or_path = str(specs[0][1])
-        elif label.startswith("stage2_") and "model_name_or_path" not in overrides:
+            stage_overrides["model_name_or_path"] = str(specs[0][1])
+        elif is_stage2 and "model_name_or_path" not in overrides:
             # --stage 2 alone: from the final save of an earlier Stage I run under the same root.
-            spec.run.model_name_or_path = str(stage1_dir)
+            stage_overrides["model_name_or_path"] = str(stage1_dir)
             if not (stage1_dir / "config.json").is_file():
                 raise FileNotFoundError(
                     f"Stage II starts from Stage I's final model, but {stage1_dir} has none: run --stage 1 "
                     f"(or --stage all) first, or pass model_name_or_path=..."
                 )
+        spec = parse_recipe(raw, source=str(path), overrides=stage_overrides)
+        missing = [k for k in EXPLICIT_KEYS if k not in raw]
+        if missing:
+            raise ValueError(f"{path}: a recipe must set {missing} itself (TRL's defaults change the objective)")
         if not spec.run.model_name_or_path:
             raise ValueError(f"{path}: model_name_or_path is not set")
-        paper_batch_to_trl(spec.run, spec.grpo, world_size())  # batch sizes must divide on this many processes
+        mapped = paper_batch_to_trl(spec.run, spec.grpo, world_size())  # must divide on this many processes
+        check_save_steps(mapped, world_size())
         specs.append((spec, out_dir))
     return specs
 
 
 def _epilog() -> str:
-    lines = ["overrides (key=value, type-checked; any RunConfig field below or any trl.GRPOConfig field):"]
+    lines = ["overrides (key=value, typed by TRL's parser; any RunConfig field below or any trl.GRPOConfig field):"]
     for f in dataclasses.fields(RunConfig):
-        lines.append(f"  {f.name:<22} {f.metadata['help']} (default: {f.default if f.default_factory is dataclasses.MISSING else f.default_factory()!r})")
-    lines.append("  <any GRPOConfig field> e.g. max_steps=10 learning_rate=1e-5 num_generations=8 save_steps=50 report_to=wandb")
+        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+        lines.append(f"  {f.name:<22} {f.metadata['help']} (default: {default!r})")
+    lines.append("  <any GRPOConfig field> e.g. max_steps=10 learning_rate=1e-5 num_generations=8 save_steps=16 report_to=wandb")
+    lines += ["", "exit codes:"] + [f"  {code}  {text}" for code, text in EXIT_CODES.items()]
     lines += [
         "",
         "recipes: " + ", ".join(list_recipes()),
@@ -339,7 +564,8 @@ def _epilog() -> str:
         "examples:",
         "  python -m training.run --recipe qwen2.5-3b --stage all --task masked_then_fill",
         "  python -m training.run --recipe r1-distill-1.5b --stage baseline --dataset path/to/built max_steps=50",
-        "  accelerate launch --config_file training/accelerate/zero2.yaml -m training.run --recipe qwen2.5-3b",
+        "  accelerate launch --config_file training/accelerate/zero2.yaml -m training.run --recipe qwen2.5-3b --stage 1",
+        "  (under accelerate launch, run --stage 1 and --stage 2 as two launches)",
     ]
     return "\n".join(lines)
 
@@ -361,14 +587,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--stage",
         default="all",
         choices=["1", "2", "all", "baseline"],
-        help="1: Stage I only; 2: Stage II from Stage I's saved output; all: Stage I then Stage II (default); "
-        "baseline: the GRPO baseline (Stage II recipe from the base model)",
+        help="1: Stage I only; 2: Stage II from Stage I's saved output; all: Stage I then Stage II, each in its "
+        "own process (default); baseline: the GRPO baseline (Stage II recipe from the base model)",
     )
     p.add_argument(
         "--task",
-        default="masked_then_fill",
-        choices=["masked_then_fill", "step_reordering"],
-        help="the Stage I task (one per run, as in the paper; default masked_then_fill)",
+        default=None,
+        help="the Stage I task, one of the task registry's stage-1 tasks (default: the first, masked_then_fill)",
     )
     p.add_argument("--dataset", help="Hub id or local folder built by `python -m mrtasks.build` (default: mr-rlvr/tasks)")
     p.add_argument(
@@ -376,41 +601,105 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="root folder for this run's stages (default outputs/<recipe>); each stage writes "
         "<root>/stage1_<task>, <root>/stage2_<task> or <root>/grpo_baseline",
     )
-    p.add_argument("--dry-run", action="store_true", help="resolve and type-check the recipes, print them, exit")
+    p.add_argument("--dry-run", action="store_true",
+                   help="resolve and type-check the recipes, build each GRPOConfig, print them, exit")
     p.add_argument("--list-recipes", action="store_true", help="list the bundled recipes and exit")
+    p.add_argument("-v", "--verbose", action="store_true", help="DEBUG logging for this project's loggers only")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="recipe overrides (see below)")
     return p.parse_args(argv)
 
 
+def setup_logging(verbose: bool) -> None:
+    """INFO (DEBUG with -v) for this project's loggers; other libraries stay at WARNING."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for name in PROJECT_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def dry_run_config(spec: StageSpec, out: Path) -> dict[str, Any]:
+    """The stage's GRPOConfig as the installed TRL/transformers build it (CPU-safe: use_cpu without CUDA)."""
+    import torch
+    from trl import GRPOConfig
+
+    grpo = paper_batch_to_trl(spec.run, spec.grpo, world_size())
+    grpo["use_vllm"] = False
+    if not torch.cuda.is_available():
+        grpo["use_cpu"] = True
+    args = GRPOConfig(output_dir=str(out), **grpo)
+    return {k: getattr(args, k) for k in grpo if k != "use_cpu"} | {
+        "steps_per_generation": args.steps_per_generation,
+        "gradient_accumulation_steps": args.gradient_accumulation_steps,
+    }
+
+
+def _child_argv(args: argparse.Namespace, stage: str, task: str, overrides: list[str]) -> list[str]:
+    argv = [sys.executable, "-m", "training.run", "--recipe", args.recipe, "--stage", stage, "--task", task,
+            "--output-dir", str(output_root(args.recipe, args.output_dir))]
+    if args.dataset:
+        argv += ["--dataset", args.dataset]
+    if args.verbose:
+        argv.append("-v")
+    return argv + overrides
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(args.verbose)
     if args.list_recipes:
         print("\n".join(list_recipes()))
-        return 0
+        return EXIT_OK
     if not args.recipe:
         print("error: --recipe is required (see --help)", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    task = args.task or stage1_tasks()[0]
     try:
-        specs = build_specs(
-            args.recipe, args.stage, args.task, args.dataset, args.output_dir, parse_overrides(args.overrides)
-        )
+        overrides = parse_overrides(args.overrides)
+        specs = build_specs(args.recipe, args.stage, task, args.dataset, args.output_dir, overrides)
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.dry_run:
-        for spec, out in specs:
-            print(json.dumps({"recipe": spec.source, "output_dir": str(out), "run": dataclasses.asdict(spec.run),
-                              "grpo": paper_batch_to_trl(spec.run, spec.grpo, world_size())}, indent=2, default=str))
-        return 0
-    for spec, out in specs:
         try:
-            summary = run_stage(spec, out)
-        except DataError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        logger.info("stage %s done: %s (global_step %s)", spec.run.stage, out, summary.get("global_step"))
-    return 0
+            for spec, out in specs:
+                print(json.dumps({"recipe": spec.source, "output_dir": str(out), "run": dataclasses.asdict(spec.run),
+                                  "grpo": dry_run_config(spec, out)}, indent=2, default=str))
+        except ValueError as e:
+            print(f"error: {spec.source}: GRPOConfig rejects it: {_first_line(e)}", file=sys.stderr)
+            return EXIT_USAGE
+        return EXIT_OK
+    try:
+        first = specs[0][0].run
+        if first.stage == 1 or args.stage == "baseline":
+            check_local_path(first.model_name_or_path, "model path", ModelError)
+        check_local_path(first.dataset, "dataset folder", DataError)
+        for _, out in specs:
+            ensure_writable(out.parent)
+    except RunError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.code
+    if len(specs) > 1:
+        # One process per stage: nothing Stage I allocated (vLLM, reference model, DeepSpeed) survives.
+        if world_size() > 1:
+            print("error: under a distributed launcher run --stage 1 and --stage 2 as two launches", file=sys.stderr)
+            return EXIT_USAGE
+        child_overrides = [o for o in args.overrides if not o.removeprefix("--").startswith("model_name_or_path=")]
+        for i, (spec, out) in enumerate(specs):
+            stage = "1" if spec.run.stage == 1 else "2"
+            extra = args.overrides if i == 0 else child_overrides
+            logger.info("stage %s in its own process -> %s", stage, out)
+            code = subprocess.call(_child_argv(args, stage, task, extra))
+            if code != EXIT_OK:
+                logger.error("stage %s exited with %d", stage, code)
+                return code
+        return EXIT_OK
+    spec, out = specs[0]
+    try:
+        summary = run_stage(spec, out)
+    except RunError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.code
+    logger.info("stage %s done: %s (global_step %s)", spec.run.stage, out, summary.get("global_step"))
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -179,7 +179,7 @@ def _resolved_commit(repo_id: str, revision: str) -> str | None:
         from huggingface_hub import HfApi
 
         return HfApi().dataset_info(repo_id, revision=revision).sha
-    except Exception as e:  # the data loaded (maybe from cache); the commit is a nice-to-have
+    except Exception as e:  # noqa: BLE001 - the data loaded (maybe from cache); the commit is a nice-to-have
         logger.warning("could not resolve the commit of %s@%s: %s", repo_id, revision, e)
         return None
 

@@ -2,7 +2,8 @@
 
 Prints one Markdown table with a column per run inside each Pass@k group; every column after
 the reference (by default the second of three runs, the +GRPO column) shows its relative gain
-over it, as the paper does for +MR-RLVR. Optionally draws all runs' Pass@k curves in one PNG.
+over it, as the paper does for +MR-RLVR; the Average row's gain is the mean of the per-benchmark
+gains (the paper's definition). Optionally draws all runs' Pass@k curves in one PNG.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from eval.tables import comparison_table, settings_line
+from eval.tables import AVERAGE_NOTE, comparison_table, settings_line
 
 logger = logging.getLogger("eval.compare")
 
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     table = comparison_table(summaries, labels, reference)
     notes = "\n".join(f"- {label}: {s['model']['name_or_path']} ({settings_line(s)})"
                       for label, s in zip(labels, summaries))
-    report = f"{table}\nRelative gains are over {labels[reference]}.\n\n{notes}\n"
+    report = f"{table}\nRelative gains are over {labels[reference]}. {AVERAGE_NOTE}\n\n{notes}\n"
     print(report)
     if args.output:
         Path(args.output).write_text(report)

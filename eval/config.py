@@ -9,11 +9,16 @@ from eval.benchmarks import DEFAULT_BENCHMARKS
 
 PROMPT_STYLES = ("paper", "chat-template")
 
-# Settings that change what gets generated: a resumed run must match them exactly.
+# Settings that change what gets generated: a resumed run must match them exactly. The
+# transformers backend seeds one generate() call per group of prompts, so the grouping
+# (problems_per_call, batch_size) changes the samples too.
 GENERATION_KEYS = (
-    "model", "revision", "tokenizer", "backend", "n", "temperature", "top_p", "max_new_tokens", "seed",
-    "prompt_style",
+    "model", "revision", "tokenizer", "backend", "n", "temperature", "top_p", "top_k", "max_new_tokens", "seed",
+    "prompt_style", "stop_tokens", "problems_per_call", "batch_size",
 )
+# A grader timeout generous enough that a slow-but-correct answer on a busy node still counts
+# (training keeps the reward pool's tight default: 8192 completions per step).
+EVAL_GRADER_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -31,9 +36,12 @@ class EvalConfig:
     k: list[int] = field(default_factory=lambda: [1, 5, 8])
     temperature: float = 0.6
     top_p: float = 0.95
+    top_k: int = 0  # 0: no top-k filtering, on both backends (the paper reports none)
     max_new_tokens: int = 4096
     seed: int = 0
     prompt_style: str = "paper"
+    stop_tokens: list[str] | None = None  # None: the model's eos plus the end-of-turn tokens it knows
+    grader_timeout: float = EVAL_GRADER_TIMEOUT_S
     problems_per_call: int = 16
     batch_size: int = 64
     dtype: str = "auto"
@@ -53,6 +61,10 @@ class EvalConfig:
             raise ValueError(f"every k in {self.k} exceeds n = {self.n}: Pass@k needs k <= n")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be >= 0 and top_p in (0, 1]")
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be >= 0 (0: off), got {self.top_k}")
+        if self.grader_timeout <= 0:
+            raise ValueError(f"grader_timeout must be > 0 seconds, got {self.grader_timeout}")
         if self.max_new_tokens < 1 or self.problems_per_call < 1 or self.batch_size < 1:
             raise ValueError("max_new_tokens, problems_per_call and batch_size must be >= 1")
         if self.max_problems is not None and self.max_problems < 1:

@@ -1,14 +1,20 @@
 """Generation backends behind one interface: vLLM on GPUs, transformers anywhere.
 
-`backend.generate(prompts, n=..., temperature=..., top_p=..., max_new_tokens=..., seed=...)`
+`backend.generate(prompts, n=..., temperature=..., top_p=..., top_k=..., max_new_tokens=..., seeds=...)`
 takes chat conversations and returns, per prompt, `n` `Sample`s. Both backends render the
 conversation with the tokenizer's own chat template (`add_generation_prompt=True`) and feed
-token ids, so the two see exactly the same prompt tokens.
+token ids, so the two see exactly the same prompt tokens; both stop at the same token ids
+(`stop_token_ids`) and apply the same top-k (0: none; transformers' own default of 50 never applies).
+
+`seeds[i]` is prompt i's base seed: its samples use seeds `seeds[i] .. seeds[i] + n - 1` (vLLM
+derives sample j's seed as seed + j), so callers give each prompt a disjoint range.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -30,10 +36,50 @@ class GenerationBackend(Protocol):
     name: str
 
     def generate(
-        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, top_k: int, max_new_tokens: int,
+        seeds: list[int],
     ) -> list[list[Sample]]: ...
 
     def info(self) -> dict[str, Any]: ...
+
+    def effective_top_k(self, top_k: int) -> int | None: ...
+
+
+def chat_template_sha256(tokenizer: Any) -> str | None:
+    """sha256 of the chat template that renders the prompts (None when the tokenizer has none)."""
+    template = getattr(tokenizer, "chat_template", None)
+    if not template:
+        return None
+    text = template if isinstance(template, str) else json.dumps(template, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def stop_token_ids(tokenizer: Any, generation_eos: Any, stop_tokens: list[str] | None) -> list[int]:
+    """The ids generation stops at: `stop_tokens` when given, else the model's eos (generation config
+    and tokenizer) plus every end-of-turn token the tokenizer knows (a base model's eos is often
+    `<|endoftext|>` while its chat template ends a turn with `<|im_end|>`)."""
+    ids: list[int] = []
+
+    def add(token_id: Any) -> None:
+        if isinstance(token_id, int) and token_id not in ids:
+            ids.append(token_id)
+
+    if stop_tokens:
+        for token in stop_tokens:
+            token_id = tokenizer.convert_tokens_to_ids(token)
+            if token_id is None or tokenizer.convert_ids_to_tokens(token_id) != token:
+                raise ValueError(f"stop token {token!r} is not a token of this tokenizer")
+            add(token_id)
+        return ids
+    for token_id in generation_eos if isinstance(generation_eos, list) else [generation_eos]:
+        add(token_id)
+    add(tokenizer.eos_token_id)
+    from mrtasks.rewards.parsing import END_OF_TURN  # the tokens the grader cuts at
+
+    vocab = tokenizer.get_vocab()
+    for token in END_OF_TURN:
+        add(vocab.get(token))
+    return ids
 
 
 def render_prompt(tokenizer: Any, messages: Messages) -> list[int]:
@@ -81,6 +127,7 @@ class TransformersBackend:
         dtype: str = "auto",
         device: str | None = None,
         batch_size: int = 64,
+        stop_tokens: list[str] | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -96,9 +143,8 @@ class TransformersBackend:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model = AutoModelForCausalLM.from_pretrained(model, revision=revision, dtype=torch_dtype)
         self.model.to(self.device).eval()
-        eos = self.model.generation_config.eos_token_id
-        eos = eos if eos is not None else self.tokenizer.eos_token_id
-        self.eos_ids = set(eos if isinstance(eos, list) else [eos])
+        self.stop_ids = stop_token_ids(self.tokenizer, self.model.generation_config.eos_token_id, stop_tokens)
+        self.eos_ids = set(self.stop_ids)
         self.batch_size = batch_size
         self.dtype = str(torch_dtype).removeprefix("torch.")
 
@@ -114,34 +160,50 @@ class TransformersBackend:
             "dtype": self.dtype,
             "batch_size": self.batch_size,
             "model_commit": getattr(self.model.config, "_commit_hash", None),
+            "chat_template_sha256": chat_template_sha256(self.tokenizer),
+            "stop_token_ids": self.stop_ids,
+            "model_default_top_k": self._top_k_of(self.model.generation_config),
         }
 
+    @staticmethod
+    def _top_k_of(config: Any) -> int | None:
+        """The top-k generate() applies for `config` (its unset fields take transformers' global defaults)."""
+        top_k = config.top_k if config.top_k is not None else config._get_default_generation_params().get("top_k")
+        return top_k or None
+
+    def effective_top_k(self, top_k: int) -> int | None:
+        """The top-k generate() applies with our setting over the model's generation config (None: off)."""
+        config = self.model.generation_config.__class__.from_dict(self.model.generation_config.to_dict())
+        config.update(top_k=top_k)
+        return self._top_k_of(config)
+
     def generate(
-        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, top_k: int, max_new_tokens: int,
+        seeds: list[int],
     ) -> list[list[Sample]]:
         ids = [render_prompt(self.tokenizer, m) for m in prompts]
         per_call = min(n, self.batch_size)
         prompts_per_call = max(1, self.batch_size // n)
         results: list[list[Sample]] = [[] for _ in prompts]
-        call = 0
         for start in range(0, len(ids), prompts_per_call):
             group = list(range(start, min(start + prompts_per_call, len(ids))))
             for done in range(0, n, per_call):
                 k = min(per_call, n - done)
-                samples = self._generate_once([ids[i] for i in group], k, temperature, top_p, max_new_tokens,
-                                              seed + call)
-                call += 1
+                # Seeded inside the first prompt's own range [seed, seed + n): never another prompt's.
+                samples = self._generate_once([ids[i] for i in group], k, temperature, top_p, top_k, max_new_tokens,
+                                              seeds[group[0]] + done)
                 for j, i in enumerate(group):
                     results[i].extend(samples[j * k:(j + 1) * k])
         return results
 
-    def _generate_once(self, ids: list[list[int]], k: int, temperature: float, top_p: float,
+    def _generate_once(self, ids: list[list[int]], k: int, temperature: float, top_p: float, top_k: int,
                        max_new_tokens: int, seed: int) -> list[Sample]:
         import torch
 
         batch = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt").to(self.device)
         greedy = temperature == 0  # one deterministic sample per prompt, repeated k times below
-        sampling = {"do_sample": False} if greedy else {"do_sample": True, "temperature": temperature, "top_p": top_p}
+        sampling = ({"do_sample": False} if greedy else
+                    {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": top_k})
         torch.manual_seed(seed)
         with torch.inference_mode():
             out = self.model.generate(
@@ -149,6 +211,7 @@ class TransformersBackend:
                 max_new_tokens=max_new_tokens,
                 num_return_sequences=1 if greedy else k,
                 pad_token_id=self.tokenizer.pad_token_id,
+                eos_token_id=self.stop_ids,
                 **sampling,
             )
         if greedy:
@@ -179,6 +242,7 @@ class VLLMBackend:
         tensor_parallel_size: int = 1,
         gpu_memory_utilization: float = 0.9,
         max_model_len: int | None = None,
+        stop_tokens: list[str] | None = None,
     ):
         from vllm import LLM
 
@@ -193,7 +257,14 @@ class VLLMBackend:
             max_model_len=max_model_len,
         )
         self.tokenizer = self.llm.get_tokenizer()
+        try:
+            eos = self.llm.llm_engine.model_config.hf_config.eos_token_id
+        except AttributeError:  # engine internals differ across vLLM versions; the tokenizer's eos still applies
+            eos = None
+        self.stop_ids = stop_token_ids(self.tokenizer, eos, stop_tokens)
         self.settings = {
+            "chat_template_sha256": chat_template_sha256(self.tokenizer),
+            "stop_token_ids": self.stop_ids,
             "model_commit": _model_commit(model, revision),
             "dtype": dtype,
             "tensor_parallel_size": tensor_parallel_size,
@@ -206,15 +277,21 @@ class VLLMBackend:
 
         return {"name": self.name, "version": vllm.__version__, **self.settings}
 
+    def effective_top_k(self, top_k: int) -> int | None:
+        return top_k or None
+
     def generate(
-        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+        self, prompts: list[Messages], *, n: int, temperature: float, top_p: float, top_k: int, max_new_tokens: int,
+        seeds: list[int],
     ) -> list[list[Sample]]:
         from vllm import SamplingParams
 
         requests = [{"prompt_token_ids": render_prompt(self.tokenizer, m)} for m in prompts]
+        # top_k -1 is "off" in every vLLM of TRL's window; sample j of prompt i is seeded seeds[i] + j.
         params = [
-            SamplingParams(n=n, temperature=temperature, top_p=top_p, max_tokens=max_new_tokens, seed=seed + i)
-            for i in range(len(prompts))
+            SamplingParams(n=n, temperature=temperature, top_p=top_p, top_k=top_k or -1, max_tokens=max_new_tokens,
+                           seed=seed, stop_token_ids=self.stop_ids)
+            for seed in seeds
         ]
         outputs = self.llm.generate(requests, params, use_tqdm=False)
         return [
@@ -228,7 +305,7 @@ def _model_commit(model: str, revision: str | None) -> str | None:
         from transformers import AutoConfig
 
         return getattr(AutoConfig.from_pretrained(model, revision=revision), "_commit_hash", None)
-    except Exception as e:  # a record for the summary, never a reason to fail the run
+    except Exception as e:  # noqa: BLE001 - a record for the summary, never a reason to fail the run
         logger.warning("could not resolve the commit of %s: %s", model, e)
         return None
 
@@ -238,7 +315,7 @@ def make_backend(name: str, model: str, **kwargs: Any) -> GenerationBackend:
     name = resolve_backend(name)
     if name == "vllm":
         keys = {"revision", "tokenizer", "dtype", "seed", "tensor_parallel_size", "gpu_memory_utilization",
-                "max_model_len"}
+                "max_model_len", "stop_tokens"}
         return VLLMBackend(model, **{k: v for k, v in kwargs.items() if k in keys})
-    keys = {"revision", "tokenizer", "dtype", "device", "batch_size"}
+    keys = {"revision", "tokenizer", "dtype", "device", "batch_size", "stop_tokens"}
     return TransformersBackend(model, **{k: v for k, v in kwargs.items() if k in keys})

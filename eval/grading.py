@@ -1,7 +1,10 @@
 """Grading: each completion scored by the project's `outcome` reward (MathRuler equivalence).
 
 Evaluation and training share one grader, so a Pass@k number means the same thing as the
-Stage II reward. A sample counts as correct when its reward is 1.0.
+Stage II reward. A sample counts as correct when its reward is 1.0. Evaluation gives the grader
+a generous per-completion time bound (`configure_grader`), recorded in the summary with the
+number of completions that hit it: training's tight bound would count a slow-but-correct
+answer as wrong on a busy node.
 """
 
 from __future__ import annotations
@@ -11,14 +14,25 @@ from typing import Any
 
 from mrtasks.tasks import OUTCOME
 
-REWARD_NAME = "outcome"
+REWARD_NAME = OUTCOME
 CORRECT_THRESHOLD = 1.0
+_SETTINGS: dict[str, Any] = {"think_prefilled": False, "timeout_s": None, "timeouts_at_start": 0}
+
+
+def configure_grader(*, timeout: float | None = None, think_prefilled: bool = False) -> None:
+    """Set the per-completion time bound of the reward pool and whether the prompt opened `<think>`."""
+    from mrtasks.rewards.pool import configure_pool, get_pool
+
+    pool = get_pool()
+    if timeout is not None and pool.timeout != timeout:
+        pool = configure_pool(workers=pool.num_workers, timeout=timeout)
+    _SETTINGS.update(think_prefilled=think_prefilled, timeout_s=pool.timeout, timeouts_at_start=pool.stats.timeouts)
 
 
 def _reward_fn():
     from mrtasks.rewards import get_reward
 
-    return get_reward(REWARD_NAME)
+    return get_reward(REWARD_NAME, think_prefilled=_SETTINGS["think_prefilled"])
 
 
 def grade(completions: list[str], answer: str) -> list[float]:
@@ -53,10 +67,15 @@ def _version(dist: str) -> str | None:
 def grader_info() -> dict[str, Any]:
     """What the summary records about the grader, so a score can be traced to its code."""
     import mrtasks
+    from mrtasks.rewards.pool import get_pool
 
+    pool = get_pool()
     return {
         "reward": f"mrtasks.rewards:{REWARD_NAME}",
         "correct_threshold": CORRECT_THRESHOLD,
+        "think_prefilled": _SETTINGS["think_prefilled"],
+        "timeout_s": pool.timeout,
+        "timeouts": pool.stats.timeouts - _SETTINGS["timeouts_at_start"],
         "mrtasks": mrtasks.__version__,
         "mathruler": _version("mathruler"),
         "sympy": _version("sympy"),

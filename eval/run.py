@@ -22,6 +22,8 @@ import hashlib
 import json
 import logging
 import subprocess
+import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,8 +33,16 @@ from tqdm.auto import tqdm
 
 from eval.benchmarks import DEFAULT_BENCHMARKS, Benchmark, BenchmarkError, Problem, load_benchmarks
 from eval.config import GENERATION_KEYS, PROMPT_STYLES, EvalConfig
-from eval.generation import BACKENDS, GenerationBackend, Messages, make_backend, resolve_backend
-from eval.grading import extract_prediction, grade, grader_info, is_correct
+from eval.generation import (
+    BACKENDS,
+    GenerationBackend,
+    Messages,
+    chat_template_sha256,
+    make_backend,
+    resolve_backend,
+    stop_token_ids,
+)
+from eval.grading import configure_grader, extract_prediction, grade, grader_info, is_correct
 from eval.passk import passk_curve
 from eval.plots import plot_passk_curves
 from eval.samples import SampleStore
@@ -42,6 +52,29 @@ from mrtasks.prompts import outcome_messages
 logger = logging.getLogger("eval.run")
 
 SAMPLES, CONFIG, SUMMARY, TABLE, PLOT = "samples.jsonl", "config.json", "summary.json", "table.md", "passk.png"
+# This project's loggers: the only ones --log-level / -v change.
+PROJECT_LOGGERS = ("eval", "mrtasks")
+# Problems per benchmark a seed range is reserved for (problem p of benchmark b starts at
+# seed + (b * SEED_STRIDE + p) * n), far above any benchmark's size.
+SEED_STRIDE = 100_000
+
+# Exit codes (documented in --help).
+EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_MODEL, EXIT_OUTPUT = 0, 2, 3, 4, 5
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_USAGE: "bad command line, or --output-dir holds samples made with other settings",
+    EXIT_DATA: "benchmark folder/file missing, empty or malformed",
+    EXIT_MODEL: "model path missing or model/tokenizer not loadable",
+    EXIT_OUTPUT: "output folder cannot be created or written",
+}
+
+
+class EvalError(Exception):
+    """An everyday failure: one line on stderr and its exit code, no traceback."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
 
 
 def prompt_messages(problem: str, style: str) -> Messages:
@@ -53,10 +86,57 @@ def prompt_messages(problem: str, style: str) -> Messages:
     raise ValueError(f"unknown prompt style {style!r}")
 
 
-def derive_seed(seed: int, *parts: str) -> int:
-    """A stable per-call seed, so a chunk of problems gets the same samples whenever it is run."""
-    digest = hashlib.sha256("\x00".join([str(seed), *parts]).encode()).digest()
-    return int.from_bytes(digest[:4], "big") >> 1
+def problem_seed(seed: int, n: int, benchmark_index: int, problem_index: int) -> int:
+    """The first seed of a problem's own range `[s, s + n)`: ranges of different problems never
+    overlap (vLLM seeds sample j of a request as seed + j), whatever the chunking."""
+    if not 0 <= problem_index < SEED_STRIDE:
+        raise ValueError(f"problem index {problem_index} outside [0, {SEED_STRIDE})")
+    return seed + (benchmark_index * SEED_STRIDE + problem_index) * n
+
+
+def looks_local(name: str) -> bool:
+    """True when `name` is meant as a local path rather than a Hub id (`org/name`)."""
+    return Path(name).exists() or name.startswith((".", "/", "~")) or name.endswith("/") or name.count("/") > 1
+
+
+def weights_sha256(model: str) -> str | None:
+    """sha256 over a local checkpoint's weight files (names and bytes); None for Hub ids."""
+    folder = Path(model)
+    if not folder.is_dir():
+        return None
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin", ".pt") and p.is_file())
+    if not files:
+        return None
+    h = hashlib.sha256()
+    for path in files:
+        h.update(path.name.encode() + b"\x00")
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 24), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def load_tokenizer(cfg: EvalConfig) -> Any:
+    """The tokenizer that renders prompts (for the template hash, stop ids and the think-block check)."""
+    from transformers import AutoTokenizer
+
+    name = cfg.tokenizer or cfg.model
+    if looks_local(name) and not Path(name).expanduser().exists():
+        raise EvalError(f"model path {name} does not exist", EXIT_MODEL)
+    try:
+        return AutoTokenizer.from_pretrained(name, revision=None if cfg.tokenizer else cfg.revision)
+    except Exception as e:  # noqa: BLE001 - offline, missing, not a model: one line
+        first = (str(e).strip().splitlines() or [""])[0]
+        raise EvalError(f"cannot load the tokenizer of {name}: {type(e).__name__}: {first}", EXIT_MODEL) from None
+
+
+def ensure_writable(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            pass
+    except OSError as e:
+        raise EvalError(f"output folder {folder} is not writable: {e.strerror or e}", EXIT_OUTPUT) from None
 
 
 # --- output directory ----------------------------------------------------------------------------
@@ -76,9 +156,9 @@ def prepare_output_dir(cfg: EvalConfig, backend_name: str) -> dict[str, Any]:
         diff = {k: (previous.get(k), record[k]) for k in GENERATION_KEYS if previous.get(k) != record[k]}
         if diff:
             details = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
-            raise SystemExit(
-                f"error: {out} holds samples generated with other settings ({details}). "
-                f"Use another --output-dir, or --overwrite to discard them."
+            raise EvalError(
+                f"{out} holds samples generated with other settings ({details}). "
+                f"Use another --output-dir, or --overwrite to discard them.", EXIT_USAGE
             )
         record["backend_info"] = previous.get("backend_info")
     path.write_text(json.dumps(record, indent=2) + "\n")
@@ -115,20 +195,25 @@ def generate_pending(
     cfg: EvalConfig, benchmarks: list[Benchmark], store: SampleStore, backend: GenerationBackend
 ) -> None:
     """Generate and grade every problem the store lacks, flushing each chunk as it finishes."""
-    pending = [(b.name, p) for b in benchmarks for p in b.problems if not store.done(b.name, p.id)]
+    pending = [
+        (b.name, p, problem_seed(cfg.seed, cfg.n, bi, pi))
+        for bi, b in enumerate(benchmarks)
+        for pi, p in enumerate(b.problems)
+        if not store.done(b.name, p.id)
+    ]
     with tqdm(total=len(pending), desc="problems", unit="problem") as bar:
         for start in range(0, len(pending), cfg.problems_per_call):
             chunk = pending[start:start + cfg.problems_per_call]
-            bench0, first = chunk[0]
             outputs = backend.generate(
-                [prompt_messages(p.problem, cfg.prompt_style) for _, p in chunk],
+                [prompt_messages(p.problem, cfg.prompt_style) for _, p, _ in chunk],
                 n=cfg.n,
                 temperature=cfg.temperature,
                 top_p=cfg.top_p,
+                top_k=cfg.top_k,
                 max_new_tokens=cfg.max_new_tokens,
-                seed=derive_seed(cfg.seed, bench0, first.id),
+                seeds=[seed for _, _, seed in chunk],
             )
-            for (bench, problem), samples in zip(chunk, outputs):
+            for (bench, problem, _), samples in zip(chunk, outputs):
                 if len(samples) != cfg.n:
                     raise RuntimeError(f"backend returned {len(samples)} samples for {bench}/{problem.id}, not {cfg.n}")
                 extra = [{"num_tokens": s.num_tokens, "truncated": s.truncated} for s in samples]
@@ -186,7 +271,7 @@ def _git_commit() -> str | None:
 
 
 def build_summary(cfg: EvalConfig, record: dict[str, Any], benchmarks: list[Benchmark], store: SampleStore,
-                  elapsed_s: float) -> dict[str, Any]:
+                  elapsed_s: float, prompt_info: dict[str, Any] | None = None) -> dict[str, Any]:
     import mrtasks
 
     per_bench = {b.name: benchmark_summary(b, store, cfg.k, cfg.n) for b in benchmarks}
@@ -196,6 +281,7 @@ def build_summary(cfg: EvalConfig, record: dict[str, Any], benchmarks: list[Benc
         if all(str(k) in s["pass@k"] for s in per_bench.values())
     }
     backend_info = record.get("backend_info") or {"name": record["backend"]}
+    prompt_info = prompt_info or {}
     return {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "config": cfg.to_dict(),
@@ -204,17 +290,27 @@ def build_summary(cfg: EvalConfig, record: dict[str, Any], benchmarks: list[Benc
             "revision": cfg.revision,
             "tokenizer": cfg.tokenizer,
             "commit": backend_info.get("model_commit"),
+            "weights_sha256": prompt_info.get("weights_sha256"),
         },
         "generation": {
             "backend": backend_info,
             "n": cfg.n,
             "temperature": cfg.temperature,
             "top_p": cfg.top_p,
+            "top_k": cfg.top_k,
+            "effective_top_k": prompt_info.get("effective_top_k"),
+            "stop_token_ids": backend_info.get("stop_token_ids", prompt_info.get("stop_token_ids")),
             "max_new_tokens": cfg.max_new_tokens,
             "seed": cfg.seed,
+            "seeds": f"problem p of benchmark b samples with seeds seed + (b * {SEED_STRIDE} + p) * n + [0, n)",
             "problems_per_call": cfg.problems_per_call,
         },
-        "prompt": {"style": cfg.prompt_style, "messages": prompt_messages("{problem}", cfg.prompt_style)},
+        "prompt": {
+            "style": cfg.prompt_style,
+            "messages": prompt_messages("{problem}", cfg.prompt_style),
+            "chat_template_sha256": backend_info.get("chat_template_sha256", prompt_info.get("chat_template_sha256")),
+            "think_prefilled": prompt_info.get("think_prefilled"),
+        },
         "grader": grader_info(),
         "code": {"mrtasks": mrtasks.__version__, "git_commit": _git_commit()},
         "max_problems": cfg.max_problems,
@@ -241,7 +337,21 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
     dropped_k = [k for k in cfg.k if k > cfg.n]
     if dropped_k:
         logger.warning("Pass@k needs k <= n = %d: leaving out k = %s", cfg.n, dropped_k)
-    benchmarks = load_benchmarks(cfg.benchmarks, cfg.benchmark_dir, cfg.hub_revisions, cfg.max_problems)
+    if cfg.benchmark_dir and not Path(cfg.benchmark_dir).is_dir():
+        raise EvalError(f"benchmark folder {cfg.benchmark_dir} does not exist", EXIT_DATA)
+    try:
+        benchmarks = load_benchmarks(cfg.benchmarks, cfg.benchmark_dir, cfg.hub_revisions, cfg.max_problems)
+    except BenchmarkError as e:
+        raise EvalError(str(e), EXIT_DATA) from None
+    tokenizer = load_tokenizer(cfg)
+    ensure_writable(Path(cfg.output_dir))
+    think = prefills_think(tokenizer)
+    configure_grader(timeout=cfg.grader_timeout, think_prefilled=think)
+    prompt_info = {
+        "chat_template_sha256": chat_template_sha256(tokenizer),
+        "think_prefilled": think,
+        "weights_sha256": weights_sha256(cfg.model),
+    }
     backend_name = resolve_backend(cfg.backend)
     record = prepare_output_dir(cfg, backend_name)
     store = SampleStore(Path(cfg.output_dir) / SAMPLES, cfg.n)
@@ -251,17 +361,34 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
     if todo:
         backend = make_backend(
             backend_name, cfg.model, revision=cfg.revision, tokenizer=cfg.tokenizer, dtype=cfg.dtype,
-            device=cfg.device, batch_size=cfg.batch_size, seed=cfg.seed,
+            device=cfg.device, batch_size=cfg.batch_size, seed=cfg.seed, stop_tokens=cfg.stop_tokens,
             tensor_parallel_size=cfg.tensor_parallel_size, gpu_memory_utilization=cfg.gpu_memory_utilization,
             max_model_len=cfg.max_model_len,
         )
-        _save_backend_info(cfg, record, backend.info())
+        _save_backend_info(cfg, record, {**backend.info(), "effective_top_k": backend.effective_top_k(cfg.top_k)})
         generate_pending(cfg, benchmarks, store, backend)
     regrade_stale(cfg, benchmarks, store)
-    summary = build_summary(cfg, record, benchmarks, store, time.monotonic() - start)
+    backend_info = record.get("backend_info") or {}
+    prompt_info["effective_top_k"] = backend_info.get("effective_top_k")
+    if "stop_token_ids" not in backend_info:
+        from transformers import GenerationConfig
+
+        try:
+            eos = GenerationConfig.from_pretrained(cfg.model, revision=cfg.revision).eos_token_id
+        except Exception:  # noqa: BLE001 - a record only
+            eos = None
+        prompt_info["stop_token_ids"] = stop_token_ids(tokenizer, eos, cfg.stop_tokens)
+    summary = build_summary(cfg, record, benchmarks, store, time.monotonic() - start, prompt_info)
     write_outputs(cfg, summary)
     logger.info("wrote %s, %s, %s, %s to %s", SAMPLES, SUMMARY, TABLE, PLOT, cfg.output_dir)
     return summary
+
+
+def prefills_think(tokenizer: Any) -> bool:
+    """Whether the model's chat template opens a `<think>` block in the generation prompt (R1-Distill)."""
+    from mrtasks.rewards.parsing import template_prefills_think
+
+    return bool(template_prefills_think(tokenizer))
 
 
 def _key_value(item: str) -> tuple[str, str]:
@@ -276,6 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m eval.run",
         description="Pass@k (unbiased estimator) of a model on math benchmarks, graded by the outcome reward.",
+        epilog="exit codes: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items()),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     g = p.add_argument_group("model")
@@ -295,6 +423,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--k", nargs="+", type=int, default=d.k, help="Pass@k values to report (each <= n)")
     g.add_argument("--temperature", type=float, default=d.temperature, help="sampling temperature (0: greedy)")
     g.add_argument("--top-p", type=float, default=d.top_p, help="nucleus sampling top-p")
+    g.add_argument("--top-k", type=int, default=d.top_k,
+                   help="top-k filtering, the same on both backends (0: off; transformers' default 50 never applies)")
+    g.add_argument("--stop-tokens", nargs="+", metavar="TOKEN",
+                   help="tokens that end a completion (default: the model's eos plus the end-of-turn tokens "
+                        "<|im_end|>, <|endoftext|>, <｜end▁of▁sentence｜> that its tokenizer knows)")
     g.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens, help="generation length limit")
     g.add_argument("--seed", type=int, default=d.seed, help="base random seed")
     g.add_argument("--prompt-style", choices=PROMPT_STYLES, default=d.prompt_style,
@@ -303,6 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("backend")
     g.add_argument("--backend", choices=BACKENDS, default=d.backend,
                    help="auto: vllm when installed and a GPU is present, else transformers")
+    g.add_argument("--grader-timeout", type=float, default=d.grader_timeout,
+                   help="seconds the grader may spend on one completion (recorded; timeouts count as wrong)")
     g.add_argument("--problems-per-call", type=int, default=d.problems_per_call,
                    help="problems sent to the backend at once; results are saved after each call")
     g.add_argument("--batch-size", type=int, default=d.batch_size,
@@ -314,20 +449,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="vllm: fraction of GPU memory to use")
     g.add_argument("--max-model-len", type=int, help="vllm: context length (default: the model's)")
     g = p.add_argument_group("output")
-    g.add_argument("--output-dir", required=True, help="where samples.jsonl, summary.json, table.md, passk.png go")
+    g.add_argument("--output-dir", default=None,
+                   help="where samples.jsonl, summary.json, table.md, passk.png go (default: outputs/eval/<model name>)")
     g.add_argument("--overwrite", action="store_true", help="discard the samples already in --output-dir")
     g.add_argument("--regrade", action="store_true", help="regrade every stored sample (after a grader change)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                   help="logging verbosity")
+                   help="verbosity of this project's loggers (other libraries stay at WARNING)")
+    p.add_argument("-v", "--verbose", action="store_true", help="same as --log-level DEBUG")
     return p
+
+
+def default_output_dir(model: str) -> str:
+    """`outputs/eval/<last path component of the model>` (e.g. outputs/eval/Qwen2.5-3B)."""
+    return str(Path("outputs") / "eval" / (Path(model.rstrip("/")).name or "model"))
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for name in PROJECT_LOGGERS:
+        logging.getLogger(name).setLevel(level)
 
 
 def parse_config(argv: list[str] | None = None) -> tuple[EvalConfig, str]:
     """Command line -> (config, log level); invalid values exit with a usage error."""
     parser = build_parser()
     args = vars(parser.parse_args(argv))
-    log_level = args.pop("log_level")
+    log_level = "DEBUG" if args.pop("verbose") else args.pop("log_level")
+    args.pop("log_level", None)
     args["hub_revisions"] = dict(args["hub_revisions"])
+    args["output_dir"] = args["output_dir"] or default_output_dir(args["model"])
     try:
         return EvalConfig(**args), log_level
     except ValueError as e:
@@ -336,11 +486,12 @@ def parse_config(argv: list[str] | None = None) -> tuple[EvalConfig, str]:
 
 def main(argv: list[str] | None = None) -> None:
     cfg, log_level = parse_config(argv)
-    logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(log_level)
     try:
         summary = evaluate(cfg)
-    except BenchmarkError as e:
-        raise SystemExit(f"error: {e}") from None
+    except EvalError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(e.code) from None
     print(run_report(summary))
 
 

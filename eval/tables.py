@@ -62,11 +62,31 @@ def single_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def average_gain(summaries: list[dict[str, Any]], i: int, reference: int, k: int) -> float | None:
+    """The paper's average gain: the mean of the per-benchmark relative gains of run `i` over
+    `reference` (not the gain of the mean Pass@k), over benchmarks where both have a value."""
+    gains = []
+    for name in _rows(summaries)[:-1]:
+        v, ref = passk_value(summaries[i], name, k), passk_value(summaries[reference], name, k)
+        if v is not None and ref is not None:
+            gain = relative_gain(v, ref)
+            if gain is not None:
+                gains.append(gain)
+    return sum(gains) / len(gains) if gains else None
+
+
+AVERAGE_NOTE = (
+    "Average: the mean Pass@k over benchmarks; its gain is the mean of the per-benchmark gains "
+    "(the paper's definition), not the gain of the mean Pass@k."
+)
+
+
 def comparison_table(summaries: list[dict[str, Any]], labels: list[str], reference: int) -> str:
     """Several runs side by side per Pass@k group, as in the paper's Table 1.
 
     Columns after `reference` (the +GRPO column in the paper) carry their relative gain over
-    it; the best value of each group is bold (none when all tie).
+    it; in the Average row that gain is the mean of the per-benchmark gains, as in the paper.
+    The best value of each group is bold (none when all tie).
     """
     if len(labels) != len(summaries):
         raise ValueError(f"{len(summaries)} summaries but {len(labels)} labels")
@@ -87,7 +107,8 @@ def comparison_table(summaries: list[dict[str, Any]], labels: list[str], referen
                 if v is not None and round(v, 2) == best:
                     cell = f"**{cell}**"
                 if i > reference and v is not None and ref is not None:
-                    cell += " " + _fmt_gain(relative_gain(v, ref))
+                    gain = average_gain(summaries, i, reference, k) if name == AVERAGE else relative_gain(v, ref)
+                    cell += " " + _fmt_gain(gain)
                 cells.append(cell)
         lines.append(f"| {display_name(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -4,6 +4,7 @@ A random tiny model scores about 0, so these tests check the machinery (every ou
 resume, settings checks, the backend); `test_eval_grading.py` checks grading on real answers.
 """
 
+import hashlib
 import json
 import logging
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from eval.benchmarks import load_benchmarks
 from eval.generation import TransformersBackend
 from eval.passk import passk_curve
-from eval.run import build_parser, main, prompt_messages
+from eval.run import EXIT_DATA, EXIT_MODEL, EXIT_OUTPUT, EXIT_USAGE, build_parser, main, problem_seed, prompt_messages
 from mrtasks.prompts import outcome_messages
 from tests.conftest import REPO_ROOT
 from tests.tiny_model import build_tiny_model, teach
@@ -82,8 +83,20 @@ def test_cli_writes_every_output(args, taught_model, tmp_path):
     assert (gen["n"], gen["temperature"], gen["top_p"], gen["max_new_tokens"], gen["seed"]) == (4, 0.6, 0.95, 16, 0)
     assert gen["backend"]["name"] == "transformers" and gen["backend"]["version"]
     assert summary["model"]["name_or_path"] == args[1]
-    assert summary["prompt"] == {"style": "chat-template", "messages": [{"role": "user", "content": "{problem}"}]}
+    prompt = summary["prompt"]
+    assert (prompt["style"], prompt["messages"]) == ("chat-template", [{"role": "user", "content": "{problem}"}])
     assert summary["grader"]["reward"] == "mrtasks.rewards:outcome" and summary["grader"]["mathruler"]
+    # What a reader needs to reproduce the samples: template, stop ids, top-k as applied, weights, grader bound.
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(args[1])
+    assert prompt["chat_template_sha256"] == hashlib.sha256(tok.chat_template.encode()).hexdigest()
+    assert prompt["think_prefilled"] is False
+    assert gen["stop_token_ids"] == [tok.convert_tokens_to_ids("<|im_end|>"), tok.convert_tokens_to_ids("<|endoftext|>")]
+    assert (gen["top_k"], gen["effective_top_k"]) == (0, None)  # transformers' default top-k 50 is not applied
+    assert gen["backend"]["model_default_top_k"] == 50
+    assert len(summary["model"]["weights_sha256"]) == 64
+    assert (summary["grader"]["timeout_s"], summary["grader"]["timeouts"]) == (10.0, 0)
     for name in ("aime24", "amc23"):
         bench = summary["benchmarks"][name]
         assert bench["num_problems"] == 2 and bench["num_samples"] == 8
@@ -143,8 +156,13 @@ def test_same_seed_same_samples_and_settings_are_checked_on_resume(args, tmp_pat
     main(again + ["--max-problems", "1"])
     assert read_samples(tmp_path / "out") == read_samples(tmp_path / "again")
 
-    with pytest.raises(SystemExit, match=r"other settings \(temperature: 0.6 -> 1.0\)"):
+    with pytest.raises(SystemExit) as stopped:
         main(args + ["--max-problems", "1", "--temperature", "1.0"])
+    assert stopped.value.code == EXIT_USAGE
+    # problems_per_call regroups the transformers backend's seeded calls: part of the resume key too.
+    with pytest.raises(SystemExit):
+        main([a if a != "1" or i != args.index("--problems-per-call") + 1 else "2" for i, a in enumerate(args)]
+             + ["--max-problems", "1"])
     main(args + ["--max-problems", "1", "--temperature", "1.0", "--overwrite"])
     config = json.loads((tmp_path / "out" / "config.json").read_text())
     assert config["temperature"] == 1.0 and config["backend_info"]["name"] == "transformers"
@@ -168,13 +186,13 @@ def test_prompt_styles():
 def test_transformers_backend_is_seeded_and_chunks_large_n(tiny_model):
     backend = TransformersBackend(tiny_model, batch_size=3)  # n = 4 > 3: each prompt in two calls
     prompts = [prompt_messages("What is $1+1$?", "paper"), prompt_messages("Find $x$.", "chat-template")]
-    kwargs = dict(n=4, temperature=0.6, top_p=0.95, max_new_tokens=8)
-    first = backend.generate(prompts, seed=1, **kwargs)
+    kwargs = dict(n=4, temperature=0.6, top_p=0.95, top_k=0, max_new_tokens=8)
+    first = backend.generate(prompts, seeds=[1, 5], **kwargs)
     assert [len(samples) for samples in first] == [4, 4]
     assert all(1 <= s.num_tokens <= 8 and (s.num_tokens == 8 or not s.truncated) for samples in first for s in samples)
-    assert backend.generate(prompts, seed=1, **kwargs) == first
-    assert backend.generate(prompts, seed=2, **kwargs) != first
-    greedy = backend.generate(prompts[:1], seed=1, **{**kwargs, "temperature": 0.0})[0]
+    assert backend.generate(prompts, seeds=[1, 5], **kwargs) == first
+    assert backend.generate(prompts, seeds=[2, 6], **kwargs) != first
+    greedy = backend.generate(prompts[:1], seeds=[1], **{**kwargs, "temperature": 0.0})[0]
     assert len({s.text for s in greedy}) == 1
 
 
@@ -211,3 +229,66 @@ def test_interrupted_run_resumes_where_it_stopped(args, tmp_path, monkeypatch, c
     assert "3 of 4 problems to generate" in caplog.text
     assert len(read_samples(out)) == 16
     assert json.loads((out / "summary.json").read_text())["benchmarks"]["aime24"]["num_samples"] == 8
+
+
+def test_seed_ranges_of_problems_never_overlap():
+    """vLLM seeds sample j of a request as seed + j: each problem owns [s, s + n), disjoint from every other."""
+    n = 64
+    starts = [problem_seed(0, n, b, p) for b in range(4) for p in range(600)]
+    ranges = sorted((s, s + n) for s in starts)
+    assert all(end <= nxt for (_, end), (nxt, _) in zip(ranges, ranges[1:]))
+    assert problem_seed(7, 4, 0, 0) == 7 and problem_seed(7, 4, 0, 1) == 11  # consecutive problems abut
+    assert max(starts) + n < 2**31  # a valid seed for every backend
+
+
+def test_top_k_is_the_same_on_both_backends(tiny_model):
+    """transformers' generate() applies its default top-k 50 unless told otherwise; the eval asks for none."""
+    from eval.generation import VLLMBackend
+
+    backend = TransformersBackend(tiny_model)
+    assert backend.info()["model_default_top_k"] == 50  # what generate() would apply by default
+    assert backend.effective_top_k(0) is None and backend.effective_top_k(5) == 5
+    assert VLLMBackend.effective_top_k(None, 0) is None  # vLLM: 0 is off (sent as -1)
+    # A tiny vocabulary sampled at high temperature: with top-k 2 only two tokens ever appear
+    # first; with top-k 0 more do, so the setting reaches generate().
+    prompts = [prompt_messages("What is $1+1$?", "chat-template")]
+    firsts = {}
+    for top_k in (0, 2):
+        samples = backend.generate(prompts, n=64, temperature=5.0, top_p=1.0, top_k=top_k, max_new_tokens=1,
+                                   seeds=[0])[0]
+        firsts[top_k] = {s.text for s in samples}
+    assert len(firsts[2]) <= 2 < len(firsts[0])
+
+
+def test_everyday_errors_are_one_line_with_their_exit_code(args, tmp_path, shared_data):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "aime24.jsonl").write_text("")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    model_at = args.index("--model") + 1
+    dir_at = args.index("--benchmark-dir") + 1
+    out_at = args.index("--output-dir") + 1
+    cases = {
+        "missing benchmark folder": ({dir_at: str(tmp_path / "nope")}, EXIT_DATA, "does not exist"),
+        "empty benchmark": ({dir_at: str(tmp_path / "empty")}, EXIT_DATA, "aime24"),
+        "missing model": ({model_at: str(tmp_path / "no-model")}, EXIT_MODEL, "model path"),
+        "unwritable output": ({out_at: str(blocker / "out")}, EXIT_OUTPUT, "not writable"),
+    }
+    for name, (changes, code, words) in cases.items():
+        argv = [changes.get(i, a) for i, a in enumerate(args)] + ["--max-problems", "1"]
+        proc = subprocess.run([sys.executable, "-m", "eval.run", *argv], cwd=REPO_ROOT, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == code, (name, proc.stderr[-1500:])
+        assert "Traceback" not in proc.stderr, name
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1 and words in errors[0], (name, proc.stderr[-1500:])
+
+
+def test_output_dir_defaults_under_outputs_eval():
+    from eval.run import parse_config
+
+    cfg, _ = parse_config(["--model", "Qwen/Qwen2.5-3B"])
+    assert cfg.output_dir == "outputs/eval/Qwen2.5-3B"
+    cfg, level = parse_config(["--model", "some/dir/ckpt/", "--output-dir", "x", "-v"])
+    assert (cfg.output_dir, level) == ("x", "DEBUG")
+    assert (cfg.grader_timeout, cfg.top_k) == (10.0, 0)

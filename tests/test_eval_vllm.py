@@ -25,7 +25,7 @@ def test_vllm_backend_samples_n_per_prompt_seeded(vllm_model):
 
     backend = VLLMBackend(vllm_model, gpu_memory_utilization=0.3, max_model_len=1024)
     prompts = [prompt_messages("What is $1+1$?", "paper"), prompt_messages("Find $x$.", "chat-template")]
-    kwargs = dict(n=4, temperature=0.6, top_p=0.95, max_new_tokens=8, seed=3)
+    kwargs = dict(n=4, temperature=0.6, top_p=0.95, top_k=0, max_new_tokens=8, seeds=[3, 7])
     first = backend.generate(prompts, **kwargs)
     assert [len(samples) for samples in first] == [4, 4]
     assert all(1 <= s.num_tokens <= 8 for samples in first for s in samples)

@@ -37,7 +37,8 @@ from mrtasks.curate.base import Annotator
 from mrtasks.curate.cache import CacheError, default_cache_path
 from mrtasks.curate.output import MARKER, OutputError, OutputFolder, fault_point, make_marker
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, file_sha256, run_pipeline
-from mrtasks.curate.sources import CORPORA_FILES, PRESETS, SourceError
+from mrtasks.curate.presets import CORPORA_FILES, list_presets
+from mrtasks.curate.sources import SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
 from mrtasks.logs import configure_logging
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
@@ -281,7 +282,7 @@ def push_to_hub(out: Path, repo: str, private: bool) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    presets = ", ".join(p for p in PRESETS if p != "corpora")
+    presets = ", ".join(list_presets("file"))
     p = argparse.ArgumentParser(
         prog="python -m mrtasks.build",
         description="Build the MR-RLVR task dataset (masked_then_fill, step_reordering, outcome, trajectories).",
@@ -327,7 +328,9 @@ exit codes:
     an.add_argument("--no-cache", action="store_true", help="llm: keep answers in memory only (a rerun pays again)")
     an.add_argument("--timeout", type=float, default=600.0, help="llm: seconds per request try (default: 600)")
     an.add_argument("--max-retries", type=int, default=2, help="llm: SDK retries on 429/5xx/timeouts/connection errors (default: 2)")
-    an.add_argument("--max-tokens", type=int, default=32_768, help="llm: completion tokens per request; 0: the endpoint's default (default: 32768)")
+    an.add_argument(
+        "--max-tokens", type=int, default=32_768, help="llm: completion tokens per request; 0: the endpoint's default (default: 32768)"
+    )
 
     t = p.add_argument_group("tasks (paper defaults)")
     t.add_argument("--min-formulas", type=int, default=7, help="Masked-Then-Fill keeps samples with at least this many formulas (7)")

@@ -128,7 +128,9 @@ def test_default_build_uses_the_bundled_sample_offline(tmp_path, capsys):
 
 
 def test_caps_and_flags_apply(tmp_path):
-    stats = build(tmp_path / "small", "--stage1-train", "5", "--stage2-train", "2", "--min-formulas", "3", "--num-masks", "3", "--num-scored", "2")
+    stats = build(
+        tmp_path / "small", "--stage1-train", "5", "--stage2-train", "2", "--min-formulas", "3", "--num-masks", "3", "--num-scored", "2"
+    )
     assert stats["counts"]["masked_then_fill"]["train"] == 5 and stats["counts"]["outcome"]["train"] == 2
     assert stats["drops"]["select"]["over_cap"] > 0
     row = load_dataset(str(tmp_path / "small"), "masked_then_fill", split="train")[0]
@@ -138,7 +140,8 @@ def test_caps_and_flags_apply(tmp_path):
 def test_malformed_source_rows_are_counted_in_the_build(tmp_path):
     src = tmp_path / "messy.jsonl"
     good = {"problem": "Show $1<2$.", "solution": "We have $2-1=1$.\n\nAnd $1>0$ holds.\n\nSo $1<2$ follows."}
-    src.write_text("\n".join([json.dumps(good), "{broken", json.dumps({"problem": 3, "solution": "x"}), json.dumps({"solution": "x"})]) + "\n")
+    lines = [json.dumps(good), "{broken", json.dumps({"problem": 3, "solution": "x"}), json.dumps({"solution": "x"})]
+    src.write_text("\n".join(lines) + "\n")
     stats = build(tmp_path / "out", "--source", f"{src}:kind=proof", "--validation-fraction", "0", "--allow-empty")
     assert stats["drops"]["source"] == {"bad_json": 1, "bad_type": 1, "missing_field": 1}
     assert stats["counts"]["trajectories"] == {"train": 1, "validation": 0}

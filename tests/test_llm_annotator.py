@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from mrtasks.curate.base import Drop
 from mrtasks.curate.llm import LLMAnnotator, LLMConfig, LLMError
+from mrtasks.curate.llm_bench import bench
 from mrtasks.curate.testing import (
     FakeOpenAIServer,
     Reply,
@@ -30,7 +31,6 @@ from mrtasks.curate.testing import (
     request_kind,
     request_solution,
 )
-from mrtasks.curate.llm_bench import bench
 from mrtasks.curate.validate import (
     Rejected,
     check_steps,

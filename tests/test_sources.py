@@ -217,3 +217,30 @@ def test_bad_encoding_is_counted_in_the_build_and_corrupt_parquet_is_one_line(tm
     assert code == 2 and err[-1].startswith("error: ") and "empty.parquet is not a readable Parquet file" in err[-1]
     assert "Traceback" not in "\n".join(err)
     assert {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir() if p.is_file()} == before
+
+
+# --- the preset registry (mrtasks.curate.presets) ------------------------------------------------
+
+
+def test_presets_are_registered_and_a_new_one_is_one_call(tmp_path):
+    from mrtasks.curate import presets
+
+    assert presets.list_presets("hub") == ["deepmath", "deeptheorem"]
+    assert presets.get_preset("deepmath").revision == DEEPMATH_REVISION
+    assert {"gsm8k", "olympiadbench", "qwen_cot", "proofnet", "minif2f"} <= set(presets.list_presets("file"))
+    with pytest.raises(ValueError, match="pinned revision"):
+        presets.register_preset(presets.Preset("unpinned", presets.normalize_sample, "hub", "org/data"))
+
+    def normalize_qa(row, i, spec):
+        return [presets.make_trajectory(f"{spec.name}/{i}", spec.name, "computation", row.get("q"), row.get("a"), row.get("n"))]
+
+    src = tmp_path / "qa.jsonl"
+    src.write_text(json.dumps({"q": "What is $1+1$?", "a": "We get $1+1=2$.", "n": 2}) + "\n")
+    presets.register_preset(presets.Preset("qa", normalize_qa))
+    try:
+        kept, drops = read(f"qa:{src}")
+    finally:
+        presets.PRESET_REGISTRY.pop("qa")
+        presets.PRESETS.pop("qa")
+
+    assert [(t.id, t.answer, t.source) for t in kept] == [("qa/0", "2", "qa")] and drops == []

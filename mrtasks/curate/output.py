@@ -90,7 +90,10 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
         return marker
     if "fingerprint" in stats and "counts" in stats:
         files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir()}
-        legacy = {f for f in files if f in ("README.md", STATS_FILE) or (f.startswith("data/") and f.endswith(".parquet") and f.count("/") == 2)}
+        legacy = {
+            f for f in files
+            if f in ("README.md", STATS_FILE) or (f.startswith("data/") and f.endswith(".parquet") and f.count("/") == 2)
+        }
         if files == legacy:
             return {"format": 0, "files": sorted(files)}
     return None

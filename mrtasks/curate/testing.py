@@ -223,7 +223,7 @@ class FakeOpenAIServer:
                     n = len(server.log)
                 try:
                     reply = server.responder(body)
-                except Exception as e:  # a broken script is a 500, as a broken upstream would be
+                except Exception as e:  # noqa: BLE001 - a broken script is a 500, as a broken upstream would be
                     reply = Reply(status=500, body=json.dumps({"error": {"message": repr(e)}}))
                 if isinstance(reply, str):
                     reply = Reply(content=reply)

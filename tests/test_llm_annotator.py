@@ -593,3 +593,12 @@ def test_bench_concurrency_beats_sequential():
     sequential, parallel, cached = bench(latency=0.1, concurrencies=[1, 4], n=6)
     assert sequential.calls == parallel.calls == 12 and cached.calls == 0
     assert parallel.speedup > 2.0, f"concurrency 4 gave only {parallel.speedup:.2f}x"
+
+
+def test_the_first_drop_of_each_reason_is_logged_with_its_detail(server, caplog):
+    server.responder = lambda body: Reply(status=400, body=json.dumps({"error": {"message": "max_tokens is too large"}}))
+    with caplog.at_level("WARNING", logger="mrtasks"):
+        out = annotator(server).annotate([traj(i, SOLUTION + f" ({i})") for i in range(3)])
+    assert all(isinstance(o, Drop) and o.reason == "llm_api_error" for o in out)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "llm_api_error" in warnings[0] and "max_tokens is too large" in warnings[0]

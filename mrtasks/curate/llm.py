@@ -295,6 +295,8 @@ class LLMAnnotator(Annotator):
             result = await one(t)
             if isinstance(result, Drop):
                 self.stats[f"drop:{result.reason}"] += 1
+                if self.stats[f"drop:{result.reason}"] == 1:  # the first of each reason, with its detail
+                    logger.warning("%s: %s dropped (%s): %s", desc, t.id, result.reason, result.detail)
             bar.update(1)
             return result
 

@@ -149,3 +149,21 @@ def test_template_prefills_think_on_the_real_chat_templates():
     echo = "{% for m in messages %}{{ m['content'] }}<think>{% endfor %}{% if add_generation_prompt %}A:{% endif %}"
     assert template_prefills_think(tiny_tokenizer(echo, ["<s>", "</s>"])) is False
     assert template_prefills_think(tiny_tokenizer(None, ["<s>", "</s>"])) is False  # no template at all
+
+
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        ("so \\boxed{3} and \\boxed{4}.", ["3", "4"]),
+        ("$\\boxed{1}$, $\\boxed{2}$ or $\\boxed{3}$", ["1", "2", "3"]),
+        ("\\boxed{3}. Then we check: \\boxed{4}", ["4"]),  # more reasoning in between: not joined
+        ("\\boxed{\\boxed{5}}", ["5"]),  # nested: the inner box, as `last_boxed` reads it
+        ("\\boxed{2} and \\boxed{", ["2"]),  # an unclosed last box is skipped
+        ("no box", []),
+        ("\\boxed{" * 20_000, []),  # bounded work on pathological text
+    ],
+)
+def test_final_box_parts(text, parts):
+    from mrtasks.rewards.parsing import final_box_parts
+
+    assert final_box_parts(text) == parts

@@ -252,3 +252,22 @@ def test_a_fragment_gets_no_similarity_credit():
     masks = [["(n - 1)! \\equiv -1 \\pmod n"]]  # undecided: `\equiv` is outside the checker's grammar
     assert mask_fill([boxed("1")], masks=masks) == [0.0]
     assert get_reward("masked_then_fill", partial_credit="all")([boxed("1")], masks=masks)[0] > 0.0
+
+
+@pytest.mark.parametrize(
+    "completion, answer, expected",
+    [
+        ("The roots are \\boxed{3} and \\boxed{4}.", "3, 4", 1.0),  # one answer in two boxes
+        ("It is \\boxed{3} or \\boxed{4}.", "3", 0.0),  # hedging: the list is not the answer
+        ("First \\boxed{3}. Checking again, the sum is \\boxed{4}.", "4", 1.0),  # a box followed by reasoning is not joined
+        ("First \\boxed{4}. Checking again, the sum is \\boxed{3}.", "4", 0.0),
+    ],
+)
+def test_outcome_final_answer_is_the_last_box_with_the_boxes_joined_to_it(completion, answer, expected):
+    assert outcome([completion], answer=[answer]) == [expected]
+
+
+def test_several_boxes_count_when_each_is_the_answer():
+    restated = "So $d = \\boxed{15\\frac{39}{40}}$, or $\\boxed{\\frac{639}{40}}$ inches."  # MATH500 style
+    assert outcome([restated], answer=["\\frac{639}{40}"]) == [1.0]
+    assert outcome(["$\\boxed{15}$, or $\\boxed{\\frac{639}{40}}$"], answer=["\\frac{639}{40}"]) == [0.0]

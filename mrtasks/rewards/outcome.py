@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mrtasks.rewards.equivalence import equal_batch
-from mrtasks.rewards.parsing import extract_answer
+from mrtasks.rewards.parsing import final_answer_parts
 from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import OUTCOME
 
@@ -30,9 +30,10 @@ def outcome_reward(
     think_prefilled: bool = False,
     **kwargs: Any,
 ) -> list[float | None]:
-    """1.0 when the last `\\boxed{}` of the answer region (after `</think>`, before any end-of-turn
-    token) equals `answer` symbolically or numerically; 0.0 otherwise (no box, unfinished thinking
-    included). None for other tasks' rows."""
+    """1.0 when the final answer equals `answer` symbolically or numerically: `parsing.final_boxes`,
+    the last `\\boxed{}` of the answer region (after `</think>`, before any end-of-turn token) with
+    the boxes joined to it by and/or/commas (or each of those boxes). 0.0 otherwise (no box, unfinished thinking included).
+    None for other tasks' rows."""
     n = len(completions)
     answers, task = column(answer, n), column(task, n)
     out: list[float | None] = [None] * n
@@ -42,10 +43,17 @@ def outcome_reward(
         if (task[i] is not None and task[i] != OUTCOME) or ref is None:
             continue
         out[i] = 0.0
-        pred = extract_answer(completions[i], think_prefilled)
-        if pred:
+        parts = final_answer_parts(completions[i], think_prefilled)
+        if not parts:
+            continue
+        # the joined boxes as one answer (`3, 4`); several boxes also count when every one of them
+        # is the reference (`15\\frac{39}{40}, or \\frac{639}{40}`), never when one of them is
+        for pred in [", ".join(parts), *(parts if len(parts) > 1 else [])]:
             pairs.append((pred, ref))
             rows.append(i)
+    verdicts: dict[int, list[bool]] = {}
     for i, same in zip(rows, equal_batch(pairs, strip_lhs=True)):
-        out[i] = 1.0 if same else 0.0
+        verdicts.setdefault(i, []).append(same)
+    for i, found in verdicts.items():
+        out[i] = 1.0 if found[0] or (len(found) > 1 and all(found[1:])) else 0.0
     return out

@@ -114,25 +114,29 @@ def _closing_brace(text: str, open_pos: int) -> int:
     return -1
 
 
-def _box_argument(text: str, start: int) -> str | None:
-    """The argument of a box command whose name ends right before `start`."""
+def _box_span(text: str, start: int) -> tuple[str, int] | None:
+    """(argument, index after it) of a box command whose name ends right before `start`."""
     i = start
     while i < len(text) and text[i] in " \t":
         i += 1
     if i < len(text) and text[i] == "{":
         end = _closing_brace(text, i)
-        return None if end < 0 else text[i + 1 : end]
-    if i == start:  # `\boxedx` is another command, `\boxed 5` needs the space
+        return None if end < 0 else (text[i + 1 : end], end + 1)
+    if i == start:  # `\\boxedx` is another command, `\\boxed 5` needs the space
         return None
-    m = re.match(r"[^\s$]+", text[i:])  # `\boxed 5`: the next token
-    return m.group(0) if m else None
+    m = re.match(r"[^\s$]+", text[i:])  # `\\boxed 5`: the next token
+    return (m.group(0), i + m.end()) if m else None
 
 
-def last_boxed(text: str) -> str | None:
-    """Content of the last `\\boxed{...}` / `\\fbox{...}` / `\\boxed 5` that closes, else None.
+def _box_argument(text: str, start: int) -> str | None:
+    """The argument of a box command whose name ends right before `start`."""
+    span = _box_span(text, start)
+    return None if span is None else span[0]
 
-    Nested braces are matched; the content is stripped of surrounding whitespace.
-    """
+
+def _closed_boxes(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of the last `MAX_BOX_TRIES` box commands, last first; None content
+    for one that never closes. Bounded: at most MAX_BOX_TRIES brace scans of the text."""
     candidates: list[tuple[int, int]] = []
     for cmd in BOX_COMMANDS:
         pos = len(text)
@@ -141,11 +145,56 @@ def last_boxed(text: str) -> str | None:
             if pos < 0:
                 break
             candidates.append((pos, pos + len(cmd)))
+    out = []
     for pos, arg_start in sorted(candidates, reverse=True)[:MAX_BOX_TRIES]:
-        arg = _box_argument(text, arg_start)
+        span = _box_span(text, arg_start)
+        out.append((pos, span[1], span[0]) if span else (pos, -1, None))
+    return out
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last `\\boxed{...}` / `\\fbox{...}` / `\\boxed 5` that closes, else None.
+
+    Nested braces are matched; the content is stripped of surrounding whitespace.
+    """
+    for _pos, _end, arg in _closed_boxes(text):
         if arg is not None:
             return arg.strip()
     return None
+
+
+_BOX_JOINER = re.compile(r"(?:[\s,;$.]|\\[()\[\]]|\\q?quad|\\text\s*\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)*")
+MAX_JOIN_GAP = 200
+
+
+def final_box_parts(text: str) -> list[str]:
+    """The contents of the final answer's boxes: the last closed box together with the boxes right
+    before it that only "and", "or", commas or math delimiters separate from it (`\\boxed{3},
+    \\boxed{4}` -> `[3, 4]`); a box followed by more reasoning never joins. Bounded like `last_boxed`."""
+    boxes = _closed_boxes(text)
+    while boxes and boxes[0][2] is None:
+        boxes.pop(0)
+    if not boxes:
+        return []
+    run_start, parts = boxes[0][0], [boxes[0][2].strip()]
+    for start, end, arg in boxes[1:]:
+        gap = text[end:run_start] if 0 <= end <= run_start else None
+        if arg is None or gap is None or len(gap) > MAX_JOIN_GAP or not _BOX_JOINER.fullmatch(gap):
+            break
+        parts.insert(0, arg.strip())
+        run_start = start
+    return parts
+
+
+def final_boxes(text: str) -> str | None:
+    """`final_box_parts` joined as one answer (`3, 4`); None without a closed box."""
+    parts = final_box_parts(text)
+    return ", ".join(parts) if parts else None
+
+
+def final_answer_parts(completion: Any, think_prefilled: bool = False) -> list[str]:
+    """The final answer's boxes of a completion's answer region (`final_box_parts`)."""
+    return final_box_parts(answer_region(completion_text(completion), think_prefilled))
 
 
 def extract_answer(completion: Any, think_prefilled: bool = False) -> str | None:

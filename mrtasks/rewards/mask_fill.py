@@ -52,18 +52,36 @@ def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
 
     The checker's `judge_batch` (EQUAL / DIFFERENT / UNDECIDED); with a checker that has none, an
     adapter over its tiers: the in-process verdict where it decides, the sandboxed MathRuler tier
-    for the rest (a "yes" there is equivalent, anything else undecided).
+    for the rest (a "yes" there is equivalent, anything else undecided). Theorem names known to
+    the curation lexicon are then decided by canonical name (`Pythagoras' theorem` is the
+    `Pythagorean theorem`; `AM-GM` is not `Cauchy-Schwarz`).
     """
     judge = getattr(equivalence, "judge_batch", None)
     if judge is not None:
         three = {"equal": True, "different": False, "undecided": None}
-        return [three.get(getattr(v, "value", v), v) for v in judge(pairs, strip_lhs=False)]
-    verdicts: list[bool | None] = [equivalence.quick_equal(p, r, strip_lhs=False) for p, r in pairs]
-    todo = [i for i, v in enumerate(verdicts) if v is None]
-    if todo:
-        for i, same in zip(todo, equivalence.equal_batch([pairs[i] for i in todo], strip_lhs=False)):
-            verdicts[i] = True if same else None
+        verdicts: list[bool | None] = [three.get(getattr(v, "value", v), v) for v in judge(pairs, strip_lhs=False)]
+    else:
+        verdicts = [equivalence.quick_equal(p, r, strip_lhs=False) for p, r in pairs]
+        todo = [i for i, v in enumerate(verdicts) if v is None]
+        if todo:
+            for i, same in zip(todo, equivalence.equal_batch([pairs[i] for i in todo], strip_lhs=False)):
+                verdicts[i] = True if same else None
+    names_equal = _theorem_names_equal()
+    if names_equal is not None:
+        for i, v in enumerate(verdicts):
+            if v is not True:  # theorem names match by the lexicon's canonical name and aliases
+                same = names_equal(*pairs[i])
+                verdicts[i] = v if same is None else same
     return verdicts
+
+
+def _theorem_names_equal() -> Any:
+    """The curation lexicon's `theorem_names_equal(a, b) -> bool | None`, when it is there."""
+    try:
+        from mrtasks.curate.heuristic import theorem_names_equal
+    except ImportError:
+        return None
+    return theorem_names_equal
 
 
 _TOKEN = re.compile(r"\\[a-zA-Z]+|\d+(?:\.\d+)?|\S")

@@ -167,3 +167,9 @@ def test_final_box_parts(text, parts):
     from mrtasks.rewards.parsing import final_box_parts
 
     assert final_box_parts(text) == parts
+
+
+def test_template_prefills_think_survives_a_template_that_raises(caplog):
+    raising = "{{ raise_exception('system role required') }}"
+    assert template_prefills_think(tiny_tokenizer(raising, ["<s>", "</s>"])) is False
+    assert "system role required" in caplog.text

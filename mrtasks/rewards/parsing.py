@@ -90,8 +90,8 @@ def template_prefills_think(tokenizer: Any) -> bool:
     try:
         with_prompt = tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
         without = tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=False)
-    except (ValueError, TypeError, AttributeError) as e:  # no chat template set
-        logger.warning("cannot render the chat template (%s); assuming no prefilled <think>", e)
+    except Exception as e:  # noqa: BLE001 - no chat template set, or one that raises on a plain user turn
+        logger.warning("cannot render the chat template (%s: %s); assuming no prefilled <think>", type(e).__name__, e)
         return False
     added = with_prompt[len(without) :] if with_prompt.startswith(without) else with_prompt[-200:]
     opened = added.rfind(THINK_OPEN)

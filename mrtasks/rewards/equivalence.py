@@ -22,9 +22,11 @@ Policies (each has positive and negative cases in tests/data/equivalence_pairs.j
 - Relations. `a R b` equals `b R' a` with the relation mirrored (`7 \\geq y` is `y \\leq 7`). Two
   equations are equal when `lhs - rhs` agree up to a nonzero constant factor (`3x-6y+9=0` is
   `y=\\frac12x+\\frac32`; `2x=5` is not `x=5`); two inequalities when they agree up to a positive
-  factor with the same strictness (`-t > -3` is `t < 3`; `x \\leq 5` is not `x < 5`). Formulas allow
-  only the factor +-1 (rearranged, not rescaled: `5(x+y)=0` is not `2(x+y)=0`). Probe points are
-  exact rationals. Chains `a = b = c` are compared member by member (in order or mirrored).
+  factor with the same strictness (`-t > -3` is `t < 3`; `x \\leq 5` is not `x < 5`). Probe points
+  are exact rationals. Formulas (Masked-Then-Fill) compare side by side, as written or mirrored
+  (`0 = x^2-3x-3` is `x^2-3x-3 = 0`), each side up to reordering and notation; a rearranged or
+  rescaled equation is another step of the derivation (`33b = 66a` is not `40b+4a = 70a+7b`).
+  Chains `a = b = c` are compared member by member (in order or mirrored).
   Formulas the evaluator cannot read that are the same text but for a number are different
   (`\\lfloor\\sqrt[8]{n}\\rfloor` vs `\\lfloor\\sqrt[7]{n}\\rfloor`), so strict scoring means something.
 - Values of final answers. A final answer `L = v` whose left side is a label (a name such as
@@ -539,7 +541,9 @@ def _compare_relations(p: Answer, r: Answer, final: bool) -> bool | None:
         members = _members_equal(p, r, final)
         if members is True:
             return True
-        normal = _normal_form_equal(p, r, final)
+        # Formulas: sides compared as they stand (swapped or mirrored); a rearranged equation
+        # (`33b = 66a` for `40b + 4a = 70a + 7b`) is another step of the derivation, not this one.
+        normal = _normal_form_equal(p, r, final) if final else None
         if normal is True:
             return True
         # Member-wise decided "different" and the normal form cannot say more (a side does not
@@ -866,7 +870,7 @@ def _quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool]:
     verdict = compare(p, r, strip_lhs)
     if verdict is not None:
         return verdict, False
-    if len(pred) > MAX_SYMPY_CHARS or not safe_for_sympy(pred):
+    if len(pred) > MAX_SYMPY_CHARS or not safe_for_sympy(pred) or _explodes(p) or _explodes(r):
         return None, False
     if _skeleton_differs(p.norm, r.norm) is False:
         return False, False  # the same text but for a number: never ask MathRuler
@@ -876,6 +880,23 @@ def _quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool]:
         # normalization, which tier 1 already covers. Saves a worker round trip per formula.
         return None, False
     return None, True
+
+
+def _explodes(a: Answer) -> bool:
+    """Would evaluating this answer take unbounded work (`\\binom{10^9}{5 \\cdot 10^8}`)? Then sympy
+    must not see it either."""
+    if a.kind != "atom":
+        return any(_explodes(p) for p in a.parts)
+    if a.node is None:
+        return False
+    names = expr.variables(a.node)
+    try:
+        expr.evaluate(a.node, expr.probe_points(names, count=1)[0] if names else {})
+    except expr.ExprTooLarge:
+        return True
+    except expr.ExprError:
+        return False
+    return False
 
 
 def quick_equal(pred: str, ref: str, strip_lhs: bool = True) -> bool | None:
@@ -935,16 +956,20 @@ def judge_batch(pairs: list[tuple[str, str]], strip_lhs: bool = True) -> list[Ve
 
     quick = [_safe_quick(p, r, strip_lhs) for p, r in pairs]
     out = [Verdict.UNDECIDED if v is None else Verdict.EQUAL if v else Verdict.DIFFERENT for v, _ in quick]
-    todo = [i for i, (v, ask) in enumerate(quick) if v is None and ask]
+    todo: dict[tuple[str, str], list[int]] = {}  # each distinct pair goes to the pool once
+    for i, (v, ask) in enumerate(quick):
+        if v is None and ask:
+            todo.setdefault((pairs[i][0], pairs[i][1]), []).append(i)
     if todo:
         try:
-            slow = get_pool().map(slow_equal, [pairs[i] for i in todo], default=False)
+            slow = get_pool().map(slow_equal, list(todo), default=False)
         except RuntimeError:
             logger.exception("the reward worker pool failed; %d pairs stay undecided", len(todo))
             slow = [False] * len(todo)
-        for i, v in zip(todo, slow):
+        for rows, v in zip(todo.values(), slow):
             if v:
-                out[i] = Verdict.EQUAL
+                for i in rows:
+                    out[i] = Verdict.EQUAL
     return out
 
 

@@ -26,6 +26,11 @@ class ExprError(ValueError):
     """The text is outside the supported grammar, or evaluating it would be unbounded."""
 
 
+class ExprTooLarge(ExprError):
+    """Evaluating would take unbounded work (huge powers, factorials, binomials): sympy would hang
+    on it too, so callers never hand such text to the sympy tier."""
+
+
 _FUNCS = {
     "sin": math.sin, "cos": math.cos, "tan": math.tan,
     "cot": lambda x: 1 / math.tan(x), "sec": lambda x: 1 / math.cos(x), "csc": lambda x: 1 / math.sin(x),
@@ -269,7 +274,7 @@ def variables(node: Node) -> frozenset[str]:
 def _check(value: Value) -> Value:
     if isinstance(value, Fraction):
         if max(value.numerator.bit_length(), value.denominator.bit_length()) > MAX_BITS:
-            raise ExprError("number too large")
+            raise ExprTooLarge("number too large")
         return value
     if isinstance(value, complex) or math.isnan(value):
         raise ExprError("not a real number")
@@ -288,11 +293,11 @@ def _pow(base: Value, exp: Value) -> Value:
             if bits * abs(e) <= MAX_BITS:
                 return base**e
         if abs(e) > 10**6:
-            raise ExprError("exponent too large")
+            raise ExprTooLarge("exponent too large")
         try:
             return float(base) ** e
         except (OverflowError, ZeroDivisionError) as exc:
-            raise ExprError("power out of range") from exc
+            raise ExprTooLarge("power out of range") from exc
     try:
         result = float(base) ** float(exp)
     except (OverflowError, ZeroDivisionError) as exc:
@@ -336,12 +341,12 @@ def evaluate(node: Node, env: dict[str, float]) -> Value:
         if kind == "fact":
             value = evaluate(node[1], env)
             if not (isinstance(value, Fraction) and value.denominator == 1 and 0 <= value <= MAX_FACTORIAL):
-                raise ExprError("factorial of a non-small integer")
+                raise ExprTooLarge("factorial of a non-small integer")
             return Fraction(math.factorial(int(value)))
         if kind == "binom":
             n, k = evaluate(node[1], env), evaluate(node[2], env)
             if not all(isinstance(v, Fraction) and v.denominator == 1 and 0 <= v <= 10_000 for v in (n, k)):
-                raise ExprError("binomial of non-small integers")
+                raise ExprTooLarge("binomial of non-small integers")
             return Fraction(math.comb(int(n), int(k)))
         if kind == "func":
             return _check(_FUNCS[node[1]](float(evaluate(node[2], env))))

@@ -280,3 +280,17 @@ def test_final_boxes_joins_only_adjacent_answers(text, expected):
     from mrtasks.rewards.equivalence import final_boxes
 
     assert final_boxes(text) == expected
+
+
+def test_formulas_compare_side_by_side_final_answers_up_to_rearrangement():
+    assert is_equal("x^2 + 6 = 5x", "x^2 - 5x + 6 = 0")  # a final answer: the same equation
+    verdicts = judge_batch(
+        [
+            ("33b = 66a", "40b + 4a = 70a + 7b"),  # the next derivation step is not this formula
+            ("5x - 3 \\geq y", "y \\leq 5x - 3"),  # its mirror is
+            ("\\frac{n(n+1)}{2} = S", "S=\\dfrac{n^2+n}{2}"),
+            ("\\left( a+b \\right)^2 \\ge 4ab", "4ab \\leq (b+a)^{2}"),
+        ],
+        strip_lhs=False,
+    )
+    assert verdicts == [Verdict.DIFFERENT, Verdict.EQUAL, Verdict.EQUAL, Verdict.EQUAL]

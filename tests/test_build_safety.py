@@ -160,7 +160,8 @@ def test_a_build_into_a_locked_folder_is_refused_and_changes_nothing(tmp_path, c
 
 def test_two_concurrent_builds_into_one_folder(tmp_path, references):
     out = tmp_path / "tasks"
-    first = subprocess_build(out, "--seed", "0", fault="pipeline_done:sleep=3")
+    go = tmp_path / "go"
+    first = subprocess_build(out, "--seed", "0", fault=f"pipeline_done:wait={go}")  # holds the lock until `go`
     deadline = time.monotonic() + 60
     lock = tmp_path / ".tasks.lock"
     while not (lock.exists() and lock.read_text().strip() == str(first.pid)):
@@ -168,6 +169,7 @@ def test_two_concurrent_builds_into_one_folder(tmp_path, references):
         time.sleep(0.05)
     second = subprocess_build(out, "--seed", "1")
     _, err2 = second.communicate(timeout=120)
+    go.touch()
     _, err1 = first.communicate(timeout=120)
     assert second.returncode == 4, err2
     assert err2.strip().splitlines() == [f"error: another build (pid {first.pid}) is writing into {out}; "

@@ -19,8 +19,8 @@
   new one; the next build under the lock removes leftover `.tmp-*`/`.old-*` folders and, if a kill
   fell between the two fallback renames, first puts the previous build back.
 
-`MRTASKS_BUILD_FAULT=<point>[:sleep=<s>][,...]` (tests only) kills the process with SIGKILL, or
-sleeps, at `staged` (lock held, nothing built), `pipeline_done`, `config_written` (first config in
+`MRTASKS_BUILD_FAULT=<point>[:sleep=<s>|:wait=<file>][,...]` (tests only) kills the process with
+SIGKILL, or sleeps, or waits for a file to exist, at `staged` (lock held, nothing built), `pipeline_done`, `config_written` (first config in
 the stage), `staged_complete` (card and stats written, before the swap), `moved_aside` (fallback
 swap: between its two renames) and `swapped` (before the old build is removed); the item
 `no_exchange` forces the two-rename fallback.
@@ -65,6 +65,11 @@ def fault_point(point: str) -> None:
             continue
         if action.startswith("sleep="):
             time.sleep(float(action.split("=", 1)[1]))
+            continue
+        if action.startswith("wait="):  # until that file exists (at most 120 s)
+            deadline = time.monotonic() + 120
+            while not os.path.exists(action.split("=", 1)[1]) and time.monotonic() < deadline:
+                time.sleep(0.05)
             continue
         logger.warning("fault injection: killing the build at %s", point)
         os.kill(os.getpid(), signal.SIGKILL)

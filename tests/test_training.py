@@ -41,10 +41,12 @@ from training.run import (
 PAPER = {
     ("qwen2.5-3b", "stage1_masked_then_fill"): (16, 2048, 4096),
     ("qwen2.5-3b", "stage1_step_reordering"): (16, 2048, 4096),
+    ("qwen2.5-3b", "stage1_error_correction"): (16, 2048, 4096),
     ("qwen2.5-3b", "stage2"): (16, 1024, 4096),
     ("qwen2.5-3b", "grpo_baseline"): (16, 1024, 4096),
     ("r1-distill-1.5b", "stage1_masked_then_fill"): (8, 2048, 8192),
     ("r1-distill-1.5b", "stage1_step_reordering"): (8, 2048, 8192),
+    ("r1-distill-1.5b", "stage1_error_correction"): (8, 2048, 8192),
     ("r1-distill-1.5b", "stage2"): (16, 1024, 4096),
     ("r1-distill-1.5b", "grpo_baseline"): (16, 1024, 4096),
 }
@@ -279,6 +281,42 @@ def test_stage2_alone_needs_a_finished_stage1(tmp_path):
     assert out == tmp_path / "grpo_baseline"
 
 
+def test_every_recipe_dry_runs_under_the_installed_transformers(capsys):
+    """Each stage's GRPOConfig is built by the installed TRL/transformers (no model or data loaded)."""
+    for family in MODELS:
+        for stage in ("all", "baseline"):
+            for task in stage1_tasks()[:2]:
+                assert main(["--recipe", family, "--stage", stage, "--task", task, "--dry-run"]) == 0
+                out = capsys.readouterr().out
+                assert '"gradient_checkpointing": true' in out and '"use_bias_correction_kl": false' in out
+    assert main(["--recipe", "qwen2.5-3b", "--stage", "1", "--dry-run", "max_steps=x"]) == EXIT_USAGE
+
+
+def test_verbose_raises_only_this_projects_loggers():
+    code = ("import logging; from training.run import setup_logging; setup_logging(True); "
+            "print(logging.getLogger('training.run').getEffectiveLevel(), logging.getLogger('mrtasks.x')"
+            ".getEffectiveLevel(), logging.getLogger('httpx').getEffectiveLevel(), "
+            "logging.getLogger('urllib3').getEffectiveLevel())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["10", "10", "30", "30"], out.stderr
+
+
+def test_gpu_smoke_without_cuda_says_so_and_exits_0(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the smoke run would really run")
+    report = tmp_path / "gpu-smoke.md"
+    proc = subprocess.run([sys.executable, "-m", "training.gpu_smoke", "--report", str(report)], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "No CUDA device here" in proc.stdout
+    text = report.read_text()
+    assert "**Status: not run on a GPU yet.**" in text and "| trl | 1.16.0 |" in text
+    assert "--recipe r1-distill-1.5b --stage all" in text and "--backend transformers" in text
+    assert str(REPO_ROOT) not in text  # no machine paths in the committed report
+
+
 def test_vllm_is_chosen_only_when_installed_with_cuda():
     import importlib.util
 
@@ -427,6 +465,18 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
     assert s2["init_weights_sha256"] == s1["final_weights_sha256"] == weights_fingerprint(final1)
     assert s1["init_weights_sha256"] == weights_fingerprint(AutoModelForCausalLM.from_pretrained(base))
     assert s1["init_weights_sha256"] != s1["final_weights_sha256"]  # Stage I did train
+
+    # --stage all ran each stage in its own process (nothing of Stage I's survives into Stage II).
+    import os
+
+    assert len({s1["pid"], s2["pid"], os.getpid()}) == 3
+
+    # What `make gpu-smoke` reports per stage, read from these real outputs.
+    from training.gpu_smoke import stage_stats
+
+    stats = stage_stats(stage1)
+    assert stats["global_step"] == 4 and stats["generation"] == "transformers" and stats["peak_memory_gib"] is None
+    assert 0.0 <= stats["rewards"]["masked_then_fill"] <= 1.0 and stats["step_time_s"] > 0
 
     # Running the same command again finds both stages finished and trains nothing.
     mtime = (stage2 / "model.safetensors").stat().st_mtime_ns

@@ -30,6 +30,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from mrtasks.tasks import MASKED_THEN_FILL
+
 logger = logging.getLogger("training.gpu_smoke")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +39,7 @@ DEFAULT_REPORT = REPO_ROOT / "docs" / "gpu-smoke.md"
 BENCHMARKS = Path("..") / "shared" / "data" / "benchmarks"
 # recipe family -> tiny-model family (its chat template and special tokens)
 RECIPES = {"qwen2.5-3b": "qwen2.5", "r1-distill-1.5b": "r1-distill-qwen"}
-TASK = "masked_then_fill"
+TASK = MASKED_THEN_FILL
 PACKAGES = ("torch", "transformers", "trl", "accelerate", "datasets", "tokenizers", "vllm", "deepspeed")
 # Tiny but real: 2 rollouts of 2 prompts x 4 completions, 2 optimizer steps each, 64 new tokens.
 SMOKE_OVERRIDES = [

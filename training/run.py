@@ -47,8 +47,6 @@ logger = logging.getLogger("training.run")
 
 SUMMARY_FILE = "training_summary.json"
 REWARD_LOG_FILE = "reward_log.jsonl"
-# Columns the rewards read (besides prompt/completions); every other column is dropped.
-REWARD_COLUMNS = ("id", "task", "masks", "scored", "order", "answer")
 # This project's loggers: the only ones -v raises.
 PROJECT_LOGGERS = ("training", "eval", "mrtasks")
 
@@ -128,6 +126,38 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}"
 
 
+def reward_columns() -> tuple[str, ...]:
+    """Columns the rewards may read (besides prompt/completions): `id`, `task` and every registered
+    task's own columns (from the task registry); every other column is dropped."""
+    from mrtasks.tasks import get_task, list_tasks
+
+    columns = ["id", "task"]
+    for name in list_tasks():
+        columns += [c for c in get_task(name).columns() if c not in columns]
+    return tuple(columns)
+
+
+def resample_per_epoch(run: RunConfig, static: Any, seed: int) -> tuple[Any, Any]:
+    """The Stage I rows redrawn each epoch (`resample_per_epoch`): the trajectories of the rows kept
+    by `load_prompts` (same problems, same filtering), rebuilt by the task with a seed of
+    (seed, epoch); returns (dataset, the TrainerCallback that moves it to each epoch). Masked-Then-Fill
+    draws its masks at random (the default picks the top-ranked formulas, which never change)."""
+    from datasets import load_dataset
+
+    from mrtasks.tasks import MASKED_THEN_FILL, TRAJECTORIES, get_task
+    from mrtasks.tasks.resample import epoch_callback, resampled_dataset
+
+    try:
+        trajectories = load_dataset(run.dataset, TRAJECTORIES, split=run.train_split)
+    except Exception as e:  # noqa: BLE001 - one line, not a traceback
+        raise DataError(f"resample_per_epoch needs the {TRAJECTORIES} config of {run.dataset}: {_first_line(e)}") from None
+    spec = get_task(run.task)
+    config = spec.config_cls(selection="random") if run.task == MASKED_THEN_FILL else None
+    ds, resampler = resampled_dataset(trajectories, run.task, seed, config, ids=static["id"], columns=static.column_names)
+    logger.info("resampling %d %s rows per epoch from %s (seed %d)", len(ds), run.task, TRAJECTORIES, seed)
+    return ds, epoch_callback(resampler)
+
+
 def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[str, int]]:
     """Load one split, keep the prompt and reward columns, drop over-long prompts; return (dataset, counts)."""
     from datasets import load_dataset
@@ -142,7 +172,7 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
         raise DataError(f"{run.dataset} [{config}/{split}] has no `prompt` column: {ds.column_names}")
     if len(ds) == 0:
         raise DataError(f"{run.dataset} [{config}/{split}] is empty")
-    keep = ["prompt", *(c for c in REWARD_COLUMNS if c in ds.column_names)]
+    keep = ["prompt", *(c for c in reward_columns() if c in ds.column_names)]
     ds = ds.remove_columns([c for c in ds.column_names if c not in keep])
     counts = {"rows": len(ds), "dropped_prompt_too_long": 0}
 
@@ -443,6 +473,10 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"{spec.source}: GRPOConfig rejects it: {_first_line(e)}") from None
 
     train_ds, train_counts = load_prompts(run, run.train_split, tokenizer)
+    callbacks = [reward_log_callback(output_dir / REWARD_LOG_FILE)]
+    if run.resample_per_epoch:
+        train_ds, callback = resample_per_epoch(run, train_ds, args.seed)
+        callbacks.append(callback)
     eval_ds = None
     if run.eval_split and str(args.eval_strategy) not in ("no", "IntervalStrategy.NO"):
         eval_ds, _ = load_prompts(run, run.eval_split, tokenizer)
@@ -464,7 +498,7 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         train_dataset=train_ds,
         eval_dataset=eval_ds,
         processing_class=tokenizer,
-        callbacks=[reward_log_callback(output_dir / REWARD_LOG_FILE)],
+        callbacks=callbacks,
     )
     init_fingerprint = weights_fingerprint(trainer.model)
     resume = last_checkpoint(output_dir)
@@ -490,6 +524,7 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         "semantics": sem,
         "chat_template_sha256": chat_template_sha256(tokenizer),
         "cuda_peak_memory_gib": cuda_peak_memory_gib(),
+        "pid": os.getpid(),
         "run_config": dataclasses.asdict(run),
     }
     if trainer.is_world_process_zero():

@@ -154,7 +154,9 @@ def equivalent_rewrite(formula: str) -> str:
     """The same formula written differently: a relation or chain reversed with its relations
     mirrored (`a = b < c` -> `c > b = a`), terms of each sum reordered, `\\frac` -> `\\dfrac`,
     alignment `&` dropped, different spacing. Text is only re-spaced."""
-    text = re.sub(r"(?<!\\)&", " ", _FRAC.sub(r"\\dfrac", formula.strip()))
+    text = _FRAC.sub(r"\\dfrac", formula.strip())
+    if "\\begin" not in text:  # an alignment `&`, not a matrix column separator
+        text = re.sub(r"(?<!\\)&", " ", text)
     parts = split_relations(text) if _chain_safe(text) else None
     if parts is not None:
         members, rels = parts

@@ -211,6 +211,9 @@ def summary(stats: dict[str, Any]) -> str:
     for stage, reasons in stats["drops"].items():
         for reason, n in reasons.items():
             lines.append(f"  {stage} / {reason}: {n}")
+    if llm := stats.get("annotator_stats"):
+        keys = ("requests", "cache_hits", "transport_retries", "oversized_responses")
+        lines.append("\nllm calls: " + ", ".join(f"{k.replace('_', ' ')} {llm.get(k, 0)}" for k in keys))
     lines.append(f"\nfingerprint {stats['fingerprint']}")
     return "\n".join(lines)
 

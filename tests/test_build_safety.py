@@ -334,12 +334,14 @@ def test_the_default_cache_is_persistent_and_a_rerun_pays_nothing(tmp_path, caps
     assert run_main(capsys, "--out", str(tmp_path / "a"), *llm_args(server))[0] == 0
     calls = len(server.log)
     assert (tmp_path / "xdg" / "mrtasks" / "llm-cache.sqlite").is_file()
-    assert run_main(capsys, "--out", str(tmp_path / "b"), *llm_args(server))[0] == 0
+    assert main(["--out", str(tmp_path / "b"), "--no-progress", *llm_args(server)]) == 0
+    printed = capsys.readouterr().out
     assert calls > 0 and len(server.log) == calls
     a, b = (json.loads((tmp_path / d / "build_stats.json").read_text()) for d in "ab")
     assert a["fingerprint"] == b["fingerprint"]
     assert a["annotator_stats"]["requests"] == calls and a["annotator_stats"].get("transport_retries", 0) == 0
     assert b["annotator_stats"]["cache_hits"] >= calls and "requests" not in b["annotator_stats"]
+    assert f"llm calls: requests 0, cache hits {b['annotator_stats']['cache_hits']}, transport retries 0" in printed
 
 
 def test_secrets_never_reach_output_logs_or_files_and_v_stays_quiet(tmp_path, server):

@@ -336,7 +336,8 @@ POLICIES: dict[str, list[Policy]] = {
         Policy("rotated", "the right masks, each one slot later", masks_rotated, target=("<=", 0.10)),
         Policy("copied_from_problem", "the problem's own formulas (or numbers) in the slots",
                masks_copied_from_problem, target=("<=", 0.10)),
-        Policy("constant", "`0` in every slot", masks_constant, target=("<=", 0.0)),
+        # "= 0.000", not "0 on every row": a masked final answer that is 0 is right for a constant 0
+        Policy("constant", "`0` in every slot", masks_constant, target=("=0", 0.0)),
         Policy("no_box", "the right masks, not boxed", masks_no_box, target=("<=", 0.0)),
     ],
     "step_reordering": [
@@ -396,6 +397,8 @@ def _check(target: tuple[str, float] | None, mean: float, low: float) -> tuple[s
         return f"every row = {x:g}", low >= x
     if op == ">=":
         return f"mean >= {x:g}", mean >= x
+    if op == "=0":
+        return "mean = 0.000", round(mean, 3) == 0.0
     return (f"mean <= {x:g}", mean <= x) if x else ("0 on every row", mean <= 0.0)
 
 

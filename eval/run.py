@@ -344,6 +344,11 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
     except BenchmarkError as e:
         raise EvalError(str(e), EXIT_DATA) from None
     tokenizer = load_tokenizer(cfg)
+    if cfg.stop_tokens:
+        try:
+            stop_token_ids(tokenizer, None, cfg.stop_tokens)
+        except ValueError as e:
+            raise EvalError(f"--stop-tokens: {e}", EXIT_USAGE) from None
     ensure_writable(Path(cfg.output_dir))
     think = prefills_think(tokenizer)
     configure_grader(timeout=cfg.grader_timeout, think_prefilled=think)
@@ -359,12 +364,16 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
     total = sum(len(b.problems) for b in benchmarks)
     logger.info("%d of %d problems to generate (n = %d each)", todo, total, cfg.n)
     if todo:
-        backend = make_backend(
-            backend_name, cfg.model, revision=cfg.revision, tokenizer=cfg.tokenizer, dtype=cfg.dtype,
-            device=cfg.device, batch_size=cfg.batch_size, seed=cfg.seed, stop_tokens=cfg.stop_tokens,
-            tensor_parallel_size=cfg.tensor_parallel_size, gpu_memory_utilization=cfg.gpu_memory_utilization,
-            max_model_len=cfg.max_model_len,
-        )
+        try:
+            backend = make_backend(
+                backend_name, cfg.model, revision=cfg.revision, tokenizer=cfg.tokenizer, dtype=cfg.dtype,
+                device=cfg.device, batch_size=cfg.batch_size, seed=cfg.seed, stop_tokens=cfg.stop_tokens,
+                tensor_parallel_size=cfg.tensor_parallel_size, gpu_memory_utilization=cfg.gpu_memory_utilization,
+                max_model_len=cfg.max_model_len,
+            )
+        except OSError as e:  # weights missing or unreadable (the tokenizer loaded)
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise EvalError(f"cannot load the model {cfg.model}: {type(e).__name__}: {first}", EXIT_MODEL) from None
         _save_backend_info(cfg, record, {**backend.info(), "effective_top_k": backend.effective_top_k(cfg.top_k)})
         generate_pending(cfg, benchmarks, store, backend)
     regrade_stale(cfg, benchmarks, store)

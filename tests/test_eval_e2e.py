@@ -273,9 +273,12 @@ def test_everyday_errors_are_one_line_with_their_exit_code(args, tmp_path, share
         "empty benchmark": ({dir_at: str(tmp_path / "empty")}, EXIT_DATA, "aime24"),
         "missing model": ({model_at: str(tmp_path / "no-model")}, EXIT_MODEL, "model path"),
         "unwritable output": ({out_at: str(blocker / "out")}, EXIT_OUTPUT, "not writable"),
+        "unknown stop token": ({}, EXIT_USAGE, "--stop-tokens"),
     }
     for name, (changes, code, words) in cases.items():
         argv = [changes.get(i, a) for i, a in enumerate(args)] + ["--max-problems", "1"]
+        if name == "unknown stop token":
+            argv += ["--stop-tokens", "<|not-a-token|>"]
         proc = subprocess.run([sys.executable, "-m", "eval.run", *argv], cwd=REPO_ROOT, capture_output=True,
                               text=True, timeout=300)
         assert proc.returncode == code, (name, proc.stderr[-1500:])

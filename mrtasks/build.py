@@ -54,10 +54,10 @@ EXIT_CODES = {
     EXIT_BUG: "unexpected error (a bug: the traceback is printed; --out untouched)",
     EXIT_USAGE: "bad arguments or an unreadable source (missing, corrupt or 0-byte file); nothing written",
     EXIT_EMPTY: "empty build: a config ended with no rows or every source row was dropped; --out untouched",
-    EXIT_OUTPUT: "--out refused: not a previous build, not writable, or another build holds its lock",
+    EXIT_OUTPUT: "--out refused (not a previous build, not writable, locked by another build) or the disk failed (full); --out untouched",
     EXIT_ANNOTATOR: "the llm endpoint refused the key or the model, or its cache file is unusable; --out untouched",
     EXIT_PUSH: "--push-to-hub failed: before the build (offline, bad token; nothing built) or after it (local build complete)",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C); --out untouched unless the swap had already happened",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGTERM); --out untouched unless the swap had already happened",
 }
 
 
@@ -462,6 +462,9 @@ def main(argv: list[str] | None = None) -> int:
         code, message = EXIT_PUSH, str(e)
     except KeyboardInterrupt:
         code, message = EXIT_INTERRUPTED, "interrupted"
+    except OSError as e:  # the disk, not the data: full, read-only, gone
+        where = f" ({e.filename})" if e.filename else ""
+        code, message = EXIT_OUTPUT, f"cannot write the build: {e.strerror or e}{where}; {args.out} left untouched"
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

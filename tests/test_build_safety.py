@@ -446,3 +446,25 @@ def test_a_read_only_filesystem_is_refused_before_any_work(tmp_path, capsys):
     assert results["new"].returncode == 4
     assert results["new"].stderr.strip().splitlines()[-1].startswith(f"error: --out {parent / 'new'}: cannot write in")
     assert snapshot(parent) == before
+
+
+def test_a_full_disk_is_one_line_and_keeps_the_previous_build(tmp_path):
+    """A 200 KiB tmpfs in a private mount namespace: a small build fits, staging the default one beside it does not."""
+    if os.geteuid() != 0 or not _can_remount_read_only(tmp_path):
+        pytest.skip("needs root and unshare -m to mount a small tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    build = f"{sys.executable} -m mrtasks.build --no-progress --out {disk / 'tasks'}"
+    cmd = (f"mount -t tmpfs -o size=200k tmpfs {disk} && cd {REPO_ROOT} && "
+           f"{build} --source sample:limit=8 --allow-empty >/dev/null && cat {disk}/tasks/build_stats.json && echo && "
+           f"{build} >/dev/null; echo rc=$?; cat {disk}/tasks/build_stats.json; echo; ls -a {disk}")
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", cmd], capture_output=True, text=True,
+                          env={**os.environ, **OFFLINE}, timeout=300)
+    before, rest = proc.stdout.split("\nrc=", 1)
+    code, after_and_listing = rest.split("\n", 1)
+    after, listing = after_and_listing.rsplit("}\n", 1)
+    assert code == "4", proc.stderr
+    assert json.loads(after + "}") == json.loads(before), "the previous build is untouched"
+    assert sorted(listing.split()) == [".", "..", ".tasks.lock", "tasks"], "nothing staged is left behind"
+    err = proc.stderr.strip().splitlines()[-1]
+    assert err.startswith("error: cannot write the build: No space left on device") and err.endswith("left untouched")

@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
         code, message = EXIT_INTERRUPTED, "interrupted"
     except OSError as e:  # the disk, not the data: full, read-only, gone
         where = f" ({e.filename})" if e.filename else ""
-        code, message = EXIT_OUTPUT, f"cannot write the build: {e.strerror or e}{where}; {args.out} left untouched"
+        code, message = EXIT_OUTPUT, f"I/O error: {e.strerror or e}{where}; {args.out} left untouched"
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

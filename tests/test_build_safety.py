@@ -467,4 +467,4 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_build(tmp_path):
     assert json.loads(after + "}") == json.loads(before), "the previous build is untouched"
     assert sorted(listing.split()) == [".", "..", ".tasks.lock", "tasks"], "nothing staged is left behind"
     err = proc.stderr.strip().splitlines()[-1]
-    assert err.startswith("error: cannot write the build: No space left on device") and err.endswith("left untouched")
+    assert err.startswith("error: I/O error: No space left on device") and err.endswith("left untouched")

@@ -35,9 +35,7 @@ REFERENCE_BELOW_FULL_SCORE = "reference_below_full_score"
 _WRAPPER = re.compile(r"^\\(?:boxed|fbox)\s*\{")
 _TRAILING_TAG = re.compile(r"\\(?:tag\*?|label)\s*\{[^{}]*\}\s*$")
 _TRAILING_PUNCT = ".,;:"
-_FORBIDDEN = re.compile(
-    r"\\(?:boxed|fbox|tag|label)(?![a-zA-Z])|</?think>|<\|im_end\|>|<\|endoftext\|>|<｜end▁of▁sentence｜>"
-)
+_FORBIDDEN = re.compile(r"\\(?:boxed|fbox|tag|label)(?![a-zA-Z])|</?think>|<\|im_end\|>|<\|endoftext\|>|<｜end▁of▁sentence｜>")
 
 
 def _closing(text: str, open_pos: int) -> int:

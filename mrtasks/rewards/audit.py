@@ -183,13 +183,17 @@ def change_one_number(formula: str, last: bool = False) -> str:
         num = m.group(0)
         new = str(int(num) + 1) if "." not in num else num[:-1] + str((int(num[-1]) + 1) % 10)
         return formula[: m.start()] + new + formula[m.end() :]
-    m = _LETTER.search(formula) or re.search(r"(?<!\\)(?<![a-zA-Z])[a-zA-Z]", formula)
-    if m:
-        old = m.group(0)
-        new = ("y" if old.lower() != "y" else "z") if len(formula) < 3 or _LETTER.search(formula) else chr((ord(old.lower()) - 96) % 26 + 97)
-        new = new.upper() if old.isupper() else new
-        return formula[: m.start()] + new + formula[m.end() :]
-    return formula
+    variable = _LETTER.search(formula)
+    m = variable or re.search(r"(?<!\\)(?<![a-zA-Z])[a-zA-Z]", formula)
+    if m is None:
+        return formula
+    old = m.group(0).lower()
+    if variable:  # a variable renamed
+        new = "y" if old != "y" else "z"
+    else:  # prose: its first letter changed (`induction` -> `jnduction`)
+        new = chr((ord(old) - ord("a") + 1) % 26 + ord("a"))
+    new = new.upper() if m.group(0).isupper() else new
+    return formula[: m.start()] + new + formula[m.end() :]
 
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
@@ -257,6 +261,7 @@ _EARLY = re.compile(r"(?i)^\W*(?:let|suppose|first)\b")
 def order_surface_cues(row: Row) -> str:
     """Steps starting with "let"/"suppose"/"first" first, steps saying "therefore"/"thus"/"hence"
     or holding a boxed answer last, the rest as shown."""
+
     def rank(k: int) -> int:
         step = row["shuffled_steps"][k]
         return -1 if _EARLY.search(step) else 1 if _LATE.search(step) else 0
@@ -329,13 +334,17 @@ ONE = ("min", 1.0)
 POLICIES: dict[str, list[Policy]] = {
     "masked_then_fill": [
         Policy("reference", "the row's masks, `\\boxed{m1; m2; ...}`", reference, target=ONE),
-        Policy("equivalent_rewrites", "every mask rewritten: sides swapped, \\dfrac, terms reordered, spacing",
-               masks_equivalent_rewrites, target=(">=", 0.95)),
-        Policy("one_number_changed", "the first number of every mask changed", masks_one_number_changed,
-               target=("<=", 0.15)),
+        Policy(
+            "equivalent_rewrites",
+            "every mask rewritten: sides swapped, \\dfrac, terms reordered, spacing",
+            masks_equivalent_rewrites,
+            target=(">=", 0.95),
+        ),
+        Policy("one_number_changed", "the first number of every mask changed", masks_one_number_changed, target=("<=", 0.15)),
         Policy("rotated", "the right masks, each one slot later", masks_rotated, target=("<=", 0.10)),
-        Policy("copied_from_problem", "the problem's own formulas (or numbers) in the slots",
-               masks_copied_from_problem, target=("<=", 0.10)),
+        Policy(
+            "copied_from_problem", "the problem's own formulas (or numbers) in the slots", masks_copied_from_problem, target=("<=", 0.10)
+        ),
         # "= 0.000", not "0 on every row": a masked final answer that is 0 is right for a constant 0
         Policy("constant", "`0` in every slot", masks_constant, target=("=0", 0.0)),
         Policy("no_box", "the right masks, not boxed", masks_no_box, target=("<=", 0.0)),
@@ -349,22 +358,34 @@ POLICIES: dict[str, list[Policy]] = {
     ],
     "error_correction": [
         Policy("reference", "`\\boxed{k; original}`, or `\\boxed{none}`", reference, target=ONE),
-        Policy("equivalent_correction", "the right step, the original rewritten (sides swapped, \\dfrac, ...)",
-               correction_equivalent, target=(">=", 0.95)),
-        Policy("always_none", "`\\boxed{none}` on every row (earns the share of rows without an error)",
-               correction_always_none, target=("<=", 0.25)),
+        Policy(
+            "equivalent_correction",
+            "the right step, the original rewritten (sides swapped, \\dfrac, ...)",
+            correction_equivalent,
+            target=(">=", 0.95),
+        ),
+        Policy(
+            "always_none",
+            "`\\boxed{none}` on every row (earns the share of rows without an error)",
+            correction_always_none,
+            target=("<=", 0.25),
+        ),
         Policy("always_step0", "`\\boxed{0}`: step 0, no correction", correction_always_step0, target=("<=", 0.15)),
-        Policy("copied_back", "the right step with its corrupted formula copied back", correction_copied_back,
-               target=("<=", 0.0)),
+        Policy("copied_back", "the right step with its corrupted formula copied back", correction_copied_back, target=("<=", 0.0)),
     ],
     "outcome": [
         Policy("reference", "the answer, boxed", reference, target=ONE),
-        Policy("truncated_think", "think block opened by the prompt, box inside, never closed",
-               outcome_truncated_think, options={"think_prefilled": True}, target=("<=", 0.0)),
-        Policy("invented_turn", "a wrong answer, end of turn, an invented turn boxing the reference",
-               outcome_invented_turn, target=("<=", 0.0)),
-        Policy("several_boxes", "the reference boxed among wrong candidates, not last",
-               outcome_several_boxes, target=("<=", 0.0)),
+        Policy(
+            "truncated_think",
+            "think block opened by the prompt, box inside, never closed",
+            outcome_truncated_think,
+            options={"think_prefilled": True},
+            target=("<=", 0.0),
+        ),
+        Policy(
+            "invented_turn", "a wrong answer, end of turn, an invented turn boxing the reference", outcome_invented_turn, target=("<=", 0.0)
+        ),
+        Policy("several_boxes", "the reference boxed among wrong candidates, not last", outcome_several_boxes, target=("<=", 0.0)),
     ],
 }
 """Policies per task; a task without an entry is audited with its reference answer only."""
@@ -488,7 +509,7 @@ def card_section(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 2
     sample = f"at most {max_rows} rows per task (a seeded sample), " if max_rows else ""
     return (
         f"Mean reward of degenerate policies, {sample}scored with each task's own reward at its "
-        "default options (Masked-Then-Fill: `partial_credit=\"undecided\"`; the truncated-think case "
+        'default options (Masked-Then-Fill: `partial_credit="undecided"`; the truncated-think case '
         "with `think_prefilled=True`). Rerun on any build with "
         "`python -m mrtasks.rewards.audit --dataset DIR`.\n\n" + markdown_table(results)
     )
@@ -505,9 +526,7 @@ def markdown_table(results: Sequence[AuditResult]) -> str:
         "|---|---|---:|---:|---:|---|---|",
     ]
     for r in results:
-        lines.append(
-            f"| {r.task} | {r.policy} | {r.rows} | {r.mean:.3f} | {r.full:.1%} | {r.target} | {_mark(r)} |"
-        )
+        lines.append(f"| {r.task} | {r.policy} | {r.rows} | {r.mean:.3f} | {r.full:.1%} | {r.target} | {_mark(r)} |")
     return "\n".join(lines)
 
 
@@ -516,9 +535,7 @@ def text_table(results: Sequence[AuditResult]) -> str:
     lines = [head, "-" * len(head)]
     for r in results:
         met = "" if r.passed is None else ("ok" if r.passed else "FAILED")
-        lines.append(
-            f"{r.task:<18} {r.policy:<22} {r.rows:>6} {r.mean:>7.3f} {r.min:>6.2f} {r.full:>7.1%}  {r.target} {met}"
-        )
+        lines.append(f"{r.task:<18} {r.policy:<22} {r.rows:>6} {r.mean:>7.3f} {r.min:>6.2f} {r.full:>7.1%}  {r.target} {met}")
     return "\n".join(lines)
 
 
@@ -538,10 +555,7 @@ def plot(results: Sequence[AuditResult], path: Path) -> bool:
         rs = [r for r in results if r.task == task]
         # green: should earn full credit (reference, positive controls); red: should earn little;
         # grey: no target (Step Reordering's baselines measure the task)
-        colors = [
-            "tab:grey" if not r.target else "tab:green" if r.target.startswith(("every", "mean >=")) else "tab:red"
-            for r in rs
-        ]
+        colors = ["tab:grey" if not r.target else "tab:green" if r.target.startswith(("every", "mean >=")) else "tab:red" for r in rs]
         ax.bar(range(len(rs)), [r.mean for r in rs], color=colors)
         for k, r in enumerate(rs):
             ax.text(k, r.mean + 0.02, f"{r.mean:.2f}", ha="center", fontsize=7)

@@ -8,10 +8,10 @@ from typing import Any
 from mrtasks.rewards.parsing import (
     THINK_CLOSE,
     THINK_OPEN,
+    answer_region,
     completion_text,
     cut_at_end_of_turn,
     last_boxed,
-    answer_region,
     parse_order,
     split_top_level,
 )
@@ -63,6 +63,5 @@ def format_reward(
     n = len(completions)
     task, masks, order = column(task, n), column(masks, n), column(order, n)
     return [
-        1.0 if well_formed(completion_text(c), t, m, o, think_prefilled) else 0.0
-        for c, t, m, o in zip(completions, task, masks, order)
+        1.0 if well_formed(completion_text(c), t, m, o, think_prefilled) else 0.0 for c, t, m, o in zip(completions, task, masks, order)
     ]

@@ -41,9 +41,7 @@ def completion_text(completion: Any) -> str:
             if isinstance(content, str):
                 return content
             if isinstance(content, (list, tuple)):
-                return "".join(
-                    p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-                )
+                return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
             return ""
     return ""
 
@@ -245,9 +243,7 @@ def strip_wrappers(text: str) -> str:
     return text
 
 
-_ARROWS = re.compile(
-    r"\\(?:longrightarrow|rightarrow|Rightarrow|Longrightarrow|to|mapsto)(?![a-zA-Z])|->|=>|→|⟶|⇒|➔|>"
-)
+_ARROWS = re.compile(r"\\(?:longrightarrow|rightarrow|Rightarrow|Longrightarrow|to|mapsto)(?![a-zA-Z])|->|=>|→|⟶|⇒|➔|>")
 _STEP_WORD = re.compile(r"(?i)\bsteps?\b\.?")
 _NOISE = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}|\\(?:left|right)(?![a-zA-Z])|\\quad|\\qquad|\\[,;:! ]|~")
 _ORDER_TOKEN = re.compile(r"\d{1,6}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,36 @@ def test_grpo_trainer_sees_new_rows_each_epoch(built, trajectories, tmp_path):
     for epoch, rows in seen.items():
         for i, order in rows.items():
             assert order == resampler.row(next(t for t in trajectories if t["id"] == i), epoch)["order"]
+
+
+@pytest.mark.slow
+def test_training_run_stage1_error_correction_resamples_each_epoch(built, tmp_path, caplog):
+    """`python -m training.run --stage 1 --task error_correction resample_per_epoch=true` on a tiny
+    model: two epochs of real GRPO steps, the callback moves the rows to epoch 1, rewards are logged."""
+    from tests.tiny_model import build_tiny_model, teach
+    from training.run import main
+
+    spec = get_task(ERROR_CORRECTION)
+    rows = load_dataset(str(built), ERROR_CORRECTION, split="train").to_list()
+    pairs = [(r["prompt"], spec.reference_answer(r)) for r in rows]
+    texts = [m["content"] for r in rows for m in r["prompt"]] + [c for _, c in pairs]
+    base = teach(build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024), pairs, steps=60, prompt_tokens=64)
+    out = tmp_path / "run"
+    argv = [
+        "--recipe", "qwen2.5-3b", "--stage", "1", "--task", ERROR_CORRECTION, "--dataset", str(built),
+        "--output-dir", str(out), f"model_name_or_path={base}", "resample_per_epoch=true",
+        "dtype=float32", "bf16=false", "gradient_checkpointing=false", "num_generations=4",
+        "per_device_train_batch_size=4", "rollout_batch_prompts=2", "mini_batch_prompts=1",  # 2 steps per epoch
+        "max_train_samples=2", "max_completion_length=32", "max_steps=4", "save_steps=2", "logging_steps=1",
+        "learning_rate=1e-3", "max_prompt_length=4096", "seed=0",
+    ]  # fmt: skip
+    with caplog.at_level("INFO", logger="mrtasks.tasks.resample"):
+        assert main(argv) == 0
+    stage = out / f"stage1_{ERROR_CORRECTION}"
+    summary = json.loads((stage / "training_summary.json").read_text())
+    assert summary["global_step"] == 4 and summary["run_config"]["resample_per_epoch"] is True
+    logs = [json.loads(line) for line in (stage / "reward_log.jsonl").read_text().splitlines()]
+    means = [(r["epoch"], r[f"rewards/{ERROR_CORRECTION}/mean"]) for r in logs if f"rewards/{ERROR_CORRECTION}/mean" in r]
+    # one rollout per epoch (its reward logged once): one in epoch 0, one in epoch 1
+    assert len(means) == 2 and all(0.0 <= m <= 1.0 for _, m in means) and means[0][0] < 1.0 < means[1][0]
+    assert "rows for epoch 1" in caplog.text and "rows for epoch 0" in caplog.text

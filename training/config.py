@@ -94,6 +94,10 @@ class RunConfig:
         "float32", "weights dtype for from_pretrained (float32, bfloat16, auto); keep float32 with bf16=true: "
         "bf16 weights round away lr-1e-6 updates"
     )
+    resample_per_epoch: bool = _f(
+        False, "Stage I: redraw masks / permutations / corruptions every epoch from the dataset's `trajectories` "
+        "config (mrtasks.tasks.resample; the same problems as the task config after filtering)"
+    )
 
 
 RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
@@ -208,6 +212,8 @@ def check_run(spec: StageSpec) -> None:
         raise ValueError(f"{source}: set generation: vllm|transformers|auto, not use_vllm (training.run sets it)")
     if run.partial_credit is not None and run.partial_credit not in PARTIAL_CREDIT_CHOICES:
         raise ValueError(f"{source}: partial_credit must be one of {PARTIAL_CREDIT_CHOICES}, got {run.partial_credit!r}")
+    if run.resample_per_epoch and run.stage != 1:
+        raise ValueError(f"{source}: resample_per_epoch applies to Stage I tasks only")
     if not run.reward_funcs:
         raise ValueError(f"{source}: reward_funcs is empty")
     from mrtasks.rewards import get_reward, list_rewards

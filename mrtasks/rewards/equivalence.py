@@ -63,12 +63,12 @@ Policies (each has positive and negative cases in tests/data/equivalence_pairs.j
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 from mrtasks.rewards import expr
 from mrtasks.rewards.parsing import _closing_brace, split_top_level, strip_wrappers
@@ -80,6 +80,30 @@ MAX_ANSWER_CHARS = 2_000
 MAX_SYMPY_CHARS = 300
 DECIMAL_REL_TOL = 1e-6
 """A decimal literal matches an exact value within this relative error."""
+
+
+CACHED_CHARS = 1_000
+"""Only texts up to this length are cached: a policy emitting huge boxes must not fill memory."""
+
+
+def _short_cache(maxsize: int):
+    """`lru_cache` for calls whose string arguments are short; longer ones are computed afresh."""
+
+    def deco(fn):
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            values = (*args, *kwargs.values())
+            if sum(len(a) for a in values if isinstance(a, str)) <= CACHED_CHARS:
+                return cached(*args, **kwargs)
+            return fn(*args, **kwargs)
+
+        wrapper.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        wrapper.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        return wrapper
+
+    return deco
 
 
 class Verdict(enum.Enum):
@@ -195,7 +219,7 @@ def final_boxes(text: str) -> str | None:
     return ", ".join(_BOX_OPEN.sub("", text[a:b], count=1)[:-1].strip() for a, b in run)
 
 
-@lru_cache(maxsize=100_000)
+@_short_cache(maxsize=100_000)
 def final_text(text: str) -> str:
     """Final-answer-only cleanup before `normalize`: collected boxes, prose wrappers, percent
     words and trailing unit words (formulas keep all of these)."""
@@ -207,7 +231,7 @@ def final_text(text: str) -> str:
     return _TRAILING_WORDS.sub("", text)
 
 
-@lru_cache(maxsize=100_000)
+@_short_cache(maxsize=100_000)
 def normalize(text: str) -> str:
     """A canonical string for an answer: same object, same string, in the common cases.
 
@@ -306,7 +330,7 @@ _SEMI = re.compile(r";")
 _COLON = re.compile(r":")
 
 
-@lru_cache(maxsize=100_000)
+@_short_cache(maxsize=100_000)
 def parse_answer(text: str, strip_lhs: bool = True) -> Answer:
     """Parse an answer once (cached). `strip_lhs` selects final-answer mode (see the module
     docstring); formulas keep every word and left-hand side."""
@@ -851,7 +875,7 @@ def _choice_letter(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-@lru_cache(maxsize=200_000)
+@_short_cache(maxsize=200_000)
 def _quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool]:
     """(verdict, worth asking the pool): the in-process tiers. Cached: a prompt's rollouts
     repeat fills and answers."""

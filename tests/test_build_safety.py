@@ -468,3 +468,52 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_build(tmp_path):
     assert sorted(listing.split()) == [".", "..", ".tasks.lock", "tasks"], "nothing staged is left behind"
     err = proc.stderr.strip().splitlines()[-1]
     assert err.startswith("error: I/O error: No space left on device") and err.endswith("left untouched")
+
+
+@pytest.mark.slow  # the annotator-level twin runs by default (test_llm_annotator.py::test_killed_build_resumes...)
+def test_a_killed_llm_build_costs_at_most_the_calls_in_flight(tmp_path, capsys, server, monkeypatch):
+    """The README's statement, end to end: kill -9 a build mid-annotation, rerun the same command;
+    no answered call is paid twice, and only the `--concurrency` calls in flight are sent again."""
+    import threading
+
+    from mrtasks.curate.testing import oracle_reply
+
+    answered_before_kill, concurrency = 20, 4
+    served, lock = [0], threading.Lock()
+
+    def answer_then_hang(body):
+        with lock:
+            served[0] += 1
+            stall = served[0] > answered_before_kill
+        return Reply(hang=True) if stall else oracle_reply(body)
+
+    server.responder = answer_then_hang
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    out = tmp_path / "tasks"
+    args = llm_args(server, "--concurrency", str(concurrency))
+    proc = subprocess.Popen([sys.executable, "-m", "mrtasks.build", "--out", str(out), "--no-progress", *args],
+                            cwd=REPO_ROOT, env={**os.environ, **OFFLINE}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while len(server.log) < answered_before_kill + concurrency:  # every slot stuck on an unanswered call
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
+            time.sleep(0.05)
+        time.sleep(0.2)
+    finally:
+        proc.kill()
+        proc.wait()
+    first_run = list(server.log)
+    assert len(first_run) == answered_before_kill + concurrency and len(server.completed()) == answered_before_kill
+    assert not out.exists()
+
+    server.responder = oracle_reply
+    assert run_main(capsys, "--out", str(out), *args)[0] == 0
+
+    answered = [r.key for r in server.completed()]
+    assert len(answered) == len(set(answered)), "no answered call was paid for twice"
+    in_flight = {r.key for r in first_run if not r.completed}
+    resent = [r for r in server.log[len(first_run):] if r.key in in_flight]
+    assert len(resent) == len(in_flight) == concurrency, "exactly the calls in flight at the kill were sent again"
+    stats = json.loads((out / "build_stats.json").read_text())
+    assert stats["annotator_stats"]["cache_hits"] >= answered_before_kill

@@ -553,6 +553,14 @@ def test_everyday_errors_are_one_line_with_their_exit_code(built_dataset, tmp_pa
         assert len(errors) == 1 and words in errors[0], (name, proc.stderr[-2000:])
 
 
+def test_stage_all_under_a_launcher_asks_for_one_launch_per_stage(tmp_path, capsys, monkeypatch):
+    """A child process would lose accelerate's DeepSpeed/DDP setup, even with one process."""
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    code = main(["--recipe", "qwen2.5-3b", "--output-dir", str(tmp_path), "model_name_or_path=Qwen/Qwen2.5-3B"])
+    assert code == EXIT_USAGE and "two launches" in capsys.readouterr().err
+    assert not (tmp_path / "stage1_masked_then_fill").exists()
+
+
 def test_unwritable_output_folder_is_refused_before_any_work(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

@@ -274,6 +274,12 @@ def world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def under_launcher() -> bool:
+    """True under `accelerate launch` / `torchrun` (even with one process): a child process started
+    from here would run without the launcher's DeepSpeed/DDP setup."""
+    return world_size() > 1 or "LOCAL_RANK" in os.environ or any(k.startswith("ACCELERATE_") for k in os.environ)
+
+
 def paper_batch_to_trl(run: RunConfig, grpo: dict[str, Any], n_procs: int) -> dict[str, Any]:
     """Map verl's prompt-counted batches onto TRL's completion-counted ones.
 
@@ -714,8 +720,9 @@ def main(argv: list[str] | None = None) -> int:
         return e.code
     if len(specs) > 1:
         # One process per stage: nothing Stage I allocated (vLLM, reference model, DeepSpeed) survives.
-        if world_size() > 1:
-            print("error: under a distributed launcher run --stage 1 and --stage 2 as two launches", file=sys.stderr)
+        if under_launcher():
+            print("error: under a launcher (accelerate launch, torchrun) run --stage 1 and --stage 2 as two "
+                  "launches", file=sys.stderr)
             return EXIT_USAGE
         child_overrides = [o for o in args.overrides if not o.removeprefix("--").startswith("model_name_or_path=")]
         for i, (spec, out) in enumerate(specs):

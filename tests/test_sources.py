@@ -244,3 +244,19 @@ def test_presets_are_registered_and_a_new_one_is_one_call(tmp_path):
         presets.PRESETS.pop("qa")
 
     assert [(t.id, t.answer, t.source) for t in kept] == [("qa/0", "2", "qa")] and drops == []
+
+
+def test_a_hub_source_offline_is_one_line_exit_2(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}  # nothing cached
+    proc = subprocess.run([sys.executable, "-m", "mrtasks.build", "--out", str(tmp_path / "o"), "--no-progress",
+                           "--source", "deepmath:limit=5"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: cannot load zwhe99/DeepMath-103K at ") and "from the Hub: " in line
+    assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()

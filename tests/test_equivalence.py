@@ -296,3 +296,13 @@ def test_formulas_compare_side_by_side_final_answers_up_to_rearrangement():
         strip_lhs=False,
     )
     assert verdicts == [Verdict.DIFFERENT, Verdict.EQUAL, Verdict.EQUAL, Verdict.EQUAL]
+
+
+def test_one_side_same_other_different_is_decided_even_when_unreadable():
+    """`M = \\sum_{i=4}` vs `M = \\sum_{i=1}`: swapping sides cannot make them equal (transitivity)."""
+    pairs = [
+        ("M=\\sum_{i=4}^n r_i g_i", "M=\\sum_{i=1}^n r_i g_i"),
+        ("\\lim_{m\\to1} m + \\frac{1}{2-m} = 3", "\\lim_{m\\to1} m + \\frac{1}{2-m} = 2"),
+        ("9 \\cos^2 x \\quad \\text{(squaring both sides)} = (1-\\sin x)^2", "(1-\\sin x)^{2} = 9 \\cos ^{2} x"),
+    ]
+    assert judge_batch(pairs, strip_lhs=False) == [Verdict.DIFFERENT, Verdict.DIFFERENT, Verdict.EQUAL]

@@ -121,6 +121,8 @@ _UNITS = (
     "gallons?|calories"
 )
 _TEXT_UNIT = re.compile(rf"\\(?:text|mbox|mathrm|textrm)\s*\{{\s*(?:{_UNITS})\s*\}}(?:\^\{{?[23]\}}?)?")
+_PROSE_TEXT = re.compile(r"\\(?:text|mbox|textrm|textit)\s*\{[^{}]*?[A-Za-z]{2,}\s+[A-Za-z(][^{}]*\}")
+"""A `\\text{}` of two or more words is an annotation (`\\quad \\text{(squaring both sides)}`)."""
 _TEXT_TRAILING = re.compile(r"\\(?:text|mbox)\s*\{\s[^{}]*\}(?:\^\{?[23]\}?)?$")  # `5\text{ cm}`
 _PLAIN_UNIT = re.compile(rf"(?<=[\d}}])\s+(?:{_UNITS})(?:\^\{{?[23]\}}?)?\s*$")
 _TEXT_CMD = re.compile(
@@ -242,6 +244,7 @@ def normalize(text: str) -> str:
     text = _WORD_SEP.sub(",", text)
     text = _TEXT_UNIT.sub("", text)
     text = _TEXT_TRAILING.sub("", text)
+    text = _PROSE_TEXT.sub("", text)
     for _ in range(3):
         text = _TEXT_CMD.sub(r"\1", text)
     text = _SPACING.sub(" ", text)
@@ -536,10 +539,24 @@ def _members_equal(p: Answer, r: Answer, final: bool) -> bool | None:
     """Chains compared member by member, in order or mirrored (`0 = f` is `f = 0`)."""
     if len(p.parts) != len(r.parts):
         return False
+    straight = p.shape == r.shape
+    mirror = " ".join(_MIRROR.get(x, x) for x in reversed(p.rels)) == r.shape
+    if straight and mirror and len(p.parts) == 2:
+        (a, b), (c, d) = p.parts, r.parts
+        first = [compare(a, c, final), compare(b, d, final)]
+        if first == [True, True]:
+            return True
+        second = [compare(a, d, final), compare(b, c, final)]
+        # One side the same and the other different: swapping cannot help either, since then
+        # b = c = a = d would make the different sides equal (`M = \sum_{i=4}` vs `M = \sum_{i=1}`).
+        for pairing, other in ((first, second), (second, first)):
+            if sorted(pairing, key=str) == [False, True] and None in other:
+                other[:] = [False, False]
+        return _any([_all(first), _all(second)])
     verdicts = []
-    if p.shape == r.shape:
+    if straight:
         verdicts.append(_all(compare(a, b, final) for a, b in zip(p.parts, r.parts)))
-    if " ".join(_MIRROR.get(x, x) for x in reversed(p.rels)) == r.shape:
+    if mirror:
         verdicts.append(_all(compare(a, b, final) for a, b in zip(reversed(p.parts), r.parts)))
     return _any(verdicts) if verdicts else False
 

@@ -306,3 +306,16 @@ def test_one_side_same_other_different_is_decided_even_when_unreadable():
         ("9 \\cos^2 x \\quad \\text{(squaring both sides)} = (1-\\sin x)^2", "(1-\\sin x)^{2} = 9 \\cos ^{2} x"),
     ]
     assert judge_batch(pairs, strip_lhs=False) == [Verdict.DIFFERENT, Verdict.DIFFERENT, Verdict.EQUAL]
+
+
+@pytest.mark.parametrize(
+    "fill, mask",
+    [
+        ("9 = a^{2}", "a^{2} & =9"),  # alignment `&` dropped
+        ("1 = \\log_{10}(x+1) + \\log_{10}(x-2)", "\\log _{10}(x-2)+\\log _{10}(x+1)=1"),  # domain: x > 2
+        ("6 m > m_{2}^{r} + m_{3}^{r} + m_{1}^{r}", "m_{1}^{r}+m_{2}^{r}+m_{3}^{r}<6 m"),  # real powers
+        ("-p + p^{p} = b !", "b !=p^{p}-p"),  # `b!=` is b! =, not "not equal"
+    ],
+)
+def test_real_mask_rewrites_are_equal(fill, mask):
+    assert judge_batch([(fill, mask)], strip_lhs=False) == [Verdict.EQUAL]

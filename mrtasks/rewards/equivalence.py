@@ -138,7 +138,7 @@ _THOUSANDS_SEP = re.compile(r"(?<=\d)(?:\{,\}|,\\!\s*|\\,|\\ |\s)(?=\d{3}(?!\d))
 _CMD_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[a-zA-Z])")
 _REL_WORDS = (("\\leqslant", "\\leq"), ("\\geqslant", "\\geq"), ("\\leqq", "\\leq"), ("\\geqq", "\\geq"),
               ("\\approx", "≈"), ("\\simeq", "≈"), ("\\doteq", "≈"))  # fmt: skip
-_RELATION = re.compile(r"\\(?:leq|geq|neq|le|ge|ne|lt|gt)(?![a-zA-Z])|<=|>=|!=|=|<|>|≤|≥|≠|≈")
+_RELATION = re.compile(r"\\(?:leq|geq|neq|le|ge|ne|lt|gt)(?![a-zA-Z])|<=|>=|=|<|>|≤|≥|≠|≈")  # `b!=c`: b! = c
 _REL_CANON = {
     "\\le": "\\leq", "\\leq": "\\leq", "<=": "\\leq", "≤": "\\leq",
     "\\ge": "\\geq", "\\geq": "\\geq", ">=": "\\geq", "≥": "\\geq",
@@ -240,6 +240,8 @@ def normalize(text: str) -> str:
     Cached: a reference (and often a prediction) recurs across a prompt's rollouts, and the
     similarity fallback normalizes the same strings the parser already did."""
     text = strip_wrappers(text.replace("\n", " "))
+    if "&" in text and "\\begin" not in text:  # an alignment `&` (`a^2 & = 9`), not a matrix column
+        text = re.sub(r"(?<!\\)&", " ", text)
     text = _THOUSANDS_SEP.sub("", text) if re.search(r"\d(?:\{,\}|,\\!|\\,|\\ |\s)\d{3}", text) else text
     text = _WORD_SEP.sub(",", text)
     text = _TEXT_UNIT.sub("", text)

@@ -357,15 +357,20 @@ def evaluate(node: Node, env: dict[str, float]) -> Value:
     raise ExprError(f"unknown node {kind}")
 
 
-def probe_points(names: frozenset[str], count: int = 3) -> list[dict[str, float]]:
-    """Deterministic generic points: distinct, non-integer, positive and negative values."""
+def probe_points(names: frozenset[str], count: int = 3, positive: bool = False) -> list[dict[str, float]]:
+    """Deterministic generic points: distinct, non-integer, positive and negative values; with
+    `positive`, values in (2.5, 9.5) instead (for logarithms, roots and real powers whose domain
+    excludes the first family)."""
     ordered = sorted(names)
     points = []
     for k in range(count):
         point = {}
         for j, name in enumerate(ordered):
             frac = ((j + 1) * 0.6180339887498949 + (k + 1) * 0.4142135623730951) % 1.0
-            point[name] = (0.35 + 1.9 * frac) * (-1 if (j + k) % 3 == 2 else 1)
+            if positive:
+                point[name] = 2.5 + 7.0 * frac
+            else:
+                point[name] = (0.35 + 1.9 * frac) * (-1 if (j + k) % 3 == 2 else 1)
         points.append(point)
     return points
 
@@ -383,13 +388,20 @@ def values_equal(a: Value, b: Value) -> bool:
 
 
 def same_value(a: Node, b: Node) -> bool | None:
-    """True/False when both evaluate at every probe point, None when either cannot be evaluated."""
+    """True/False when both evaluate at every probe point of one family (the generic points, or
+    else the positive ones), None when neither family can be evaluated."""
     names = variables(a) | variables(b)
-    for env in probe_points(names) if names else [{}]:
+    if not names:
         try:
-            va, vb = evaluate(a, env), evaluate(b, env)
+            return values_equal(evaluate(a, {}), evaluate(b, {}))
         except ExprError:
             return None
-        if not values_equal(va, vb):
-            return False
-    return True
+    for positive in (False, True):
+        try:
+            pairs = [(evaluate(a, env), evaluate(b, env)) for env in probe_points(names, positive=positive)]
+        except ExprTooLarge:
+            return None
+        except ExprError:
+            continue  # outside the domain (`\\log(x-2)`, `m^r`): try the positive points
+        return all(values_equal(va, vb) for va, vb in pairs)
+    return None

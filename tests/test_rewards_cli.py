@@ -19,3 +19,15 @@ def test_accuracy_report(capsys):
     scores = accuracy.main([str(Path(__file__).parent / "data" / "equivalence_pairs.jsonl")])
     assert scores["mrtasks"].false_pos == 0
     assert "mathruler" in capsys.readouterr().out
+
+
+def test_accuracy_report_bad_input_is_one_clear_error(tmp_path, capsys):
+    import pytest
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"reference": "1", "prediction": "1", "equal": true}\nnot json\n', encoding="utf-8")
+    for path in (bad, tmp_path / "missing.jsonl"):
+        with pytest.raises(SystemExit) as err:
+            accuracy.main([str(path), "--checkers", "mrtasks"])
+        assert err.value.code == 2
+    assert "bad.jsonl:2: not JSON" in capsys.readouterr().err

@@ -3,6 +3,7 @@ plain `mathruler.grader.grade_answer` and (when installed) Math-Verify on the sa
 
     python -m mrtasks.rewards.accuracy tests/data/equivalence_pairs.jsonl    # tuned on
     python -m mrtasks.rewards.accuracy tests/data/equivalence_heldout.jsonl  # never tuned on
+    python -m mrtasks.rewards.accuracy tests/data/equivalence_heldout2.jsonl # never run on before commit
 
 Math-Verify (`pip install math-verify`, Apache-2.0) is measured as graders usually call it:
 `verify(parse("$reference$"), parse("\\boxed{prediction}"))`.
@@ -44,8 +45,11 @@ def load_pairs(path: str | Path) -> list[dict]:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            row = json.loads(line)
-            if not {"reference", "prediction", "equal"} <= row.keys():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{n}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict) or not {"reference", "prediction", "equal"} <= row.keys():
                 raise ValueError(f"{path}:{n}: needs reference, prediction and equal")
             rows.append(row)
     return rows
@@ -117,7 +121,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Score]:
     parser.add_argument("--by-category", action="store_true", help="accuracy per `category` too")
     parser.add_argument("--checkers", default=",".join(CHECKERS), help=f"comma list of {', '.join(CHECKERS)}")
     args = parser.parse_args(argv)
-    rows = load_pairs(args.pairs)
+    if not args.pairs.is_file():
+        parser.error(f"{args.pairs}: no such file")
+    try:
+        rows = load_pairs(args.pairs)
+    except ValueError as exc:
+        parser.error(str(exc))
     results = {}
     positives = sum(bool(r["equal"]) for r in rows)
     print(f"{len(rows)} pairs ({positives} equal, {len(rows) - positives} not equal)")

@@ -203,11 +203,18 @@ def odd_row_timing(seed: int, n: int = 4096) -> dict[str, float]:
 
 
 def load_answers(path: Path) -> list[str]:
+    """The `answer` field of every JSON line (lines that are not JSON objects are skipped)."""
+    if not Path(path).is_file():
+        raise SystemExit(f"{path}: no such file")
     answers = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             if line.strip():
-                a = json.loads(line).get("answer")
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                a = row.get("answer") if isinstance(row, dict) else None
                 if a is not None:
                     answers.append(str(a))
     if not answers:

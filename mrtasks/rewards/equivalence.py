@@ -37,8 +37,8 @@ Policies (each has positive and negative cases in tests/data/equivalence_pairs.j
   when `d` states two or more significant digits and lies within half a unit of its last digit. A left side with variables that
   is not a label is an equation, never a label (`2x = 5` is not 5). Labels are ignored, so
   `y = 5` matches `x = 5` in a final answer; formulas keep them (`A = 1` is not `B = 1`).
-- Several answers. All `\\boxed{}` of the prediction are collected (`final_boxes` picks, from a
-  completion, the last box and the boxes joined to it only by "and"/"or"/commas); answers joined
+- Several answers. All `\\boxed{}` of the prediction are collected (`parsing.final_boxes` picks,
+  from a completion, the last box and the boxes joined to it only by "and"/"or"/commas); answers joined
   by `,`, `;`, "and", "or" form an unordered list, `\\pm v` is the two values, a list equals a set
   with the same members, and a repeated member counts once. Distinct labels (`a=3, b=1`) form an
   ordered group that matches a tuple `(3, 1)` or the list `3, 1` in that order; labels repeating
@@ -188,37 +188,6 @@ def collect_boxes(text: str) -> str:
         parts.append(text[m.end() : end])
         pos = end + 1
     return ", ".join(parts) if parts else text
-
-
-_BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_BOX_JOINER = re.compile(r"^(?:[\s,;$.]|\\[()\[\]]|\\quad|\\qquad|\\text\s*\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)*$")
-
-
-def final_boxes(text: str) -> str | None:
-    """The final answer of a completion's answer region: the last `\\boxed{}`, together with the
-    boxes right before it that only "and", "or", commas or math delimiters separate from it
-    (`\\boxed{3}, \\boxed{4}` -> `3, 4`). A box followed by more reasoning never joins."""
-    spans: list[tuple[int, int]] = []  # (start of `\\boxed`, index after its `}`)
-    pos = 0
-    while len(spans) < 200:
-        m = _BOX_OPEN.search(text, pos)
-        if not m:
-            break
-        end = _closing_brace(text, m.end() - 1)
-        if end < 0:
-            pos = m.end()
-            continue
-        spans.append((m.start(), end + 1))
-        pos = end + 1
-    if not spans:
-        return None
-    run = [spans[-1]]
-    for prev in reversed(spans[:-1]):
-        if prev[1] <= run[0][0] and _BOX_JOINER.match(text[prev[1] : run[0][0]]):
-            run.insert(0, prev)
-        else:
-            break
-    return ", ".join(_BOX_OPEN.sub("", text[a:b], count=1)[:-1].strip() for a, b in run)
 
 
 @_short_cache(maxsize=100_000)

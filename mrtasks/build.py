@@ -36,7 +36,7 @@ from typing import Any
 from mrtasks.curate.base import Annotator
 from mrtasks.curate.cache import CacheError, default_cache_path
 from mrtasks.curate.output import MARKER, OutputError, OutputFolder, fault_point, make_marker
-from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, file_sha256, run_pipeline
+from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, file_sha256, run_pipeline
 from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
@@ -373,6 +373,7 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
             seed=args.seed,
             refine=args.refine,
             tasks={
+                **default_task_configs(),  # every registered task, so the card records each one's config
                 MASKED_THEN_FILL: MaskedThenFillConfig(
                     num_masks=args.num_masks, min_formulas=args.min_formulas, selection=args.mask_selection,
                     num_scored=args.num_scored,

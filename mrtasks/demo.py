@@ -36,7 +36,11 @@ def example_completions(task: str, row: dict) -> dict[str, str]:
         return reference | {"first two swapped": _boxed(", ".join(map(str, swapped)))}
     if "answer" in row:
         return reference | {"wrong": _boxed(row["answer"] + "1")}
-    return reference
+    # Any other task: the reward audit's policies for it (its degenerate answers and positive control).
+    from mrtasks.rewards.audit import policies_for
+
+    policies = [p for p in policies_for(task) if p.name != "reference" and not p.options]
+    return reference | {p.name.replace("_", " "): "<think>working...</think>\n" + p.answer(row) for p in policies}
 
 
 def main(argv: list[str] | None = None) -> None:

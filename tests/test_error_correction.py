@@ -158,6 +158,8 @@ def test_theorem_names_are_swapped_within_their_group():
     assert row["error_step"] == 2 and row["original"] == "Dominated Convergence Theorem"
     assert score("\\boxed{2; the dominated convergence theorem}", row) == 1.0
     assert score("\\boxed{2; " + row["corrupted"] + "}", row) == 0.0
+    lhopital = [e.corrupted for e in candidate_edits(["By L'Hopital's rule the limit is 1."], [], ErrorCorrectionConfig())]
+    assert sorted(lhopital) == ["chain rule", "product rule", "quotient rule"]
     assert theorem_key("Rolle's theorem") == theorem_key("the Rolle Theorem")
     assert theorem_key("Cauchy-Schwarz inequality") == theorem_key("Cauchy–Schwarz inequality")
 

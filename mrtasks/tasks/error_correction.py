@@ -114,7 +114,7 @@ def _name_pattern(name: str) -> str:
     for w in words:
         base = w[:-2] if w.endswith("'s") else w
         parts.append(re.escape(base) + (r"(?:['\u2019]s)?" if w.endswith("'s") else ""))
-    return r"\b" + r"[\s\-\u2013]+".join(parts) + r"\b"
+    return r"\b" + r"[\s\-\u2013'\u2019]+".join(parts) + r"\b"  # `L'Hopital`, `Cauchy–Schwarz`
 
 
 _THEOREMS = [(name, group) for group in THEOREM_GROUPS for name in group]

@@ -252,9 +252,11 @@ def decided_not_equal(corrupted: str, original: str) -> bool:
 
     if corrupted.strip() == original.strip():
         return False
+    # The in-process tiers of `judge_batch` (their DIFFERENT is final: the pool can only add EQUAL).
+    # Looked up outside the `try`: a renamed checker API must fail loudly, not make every edit "undecided".
+    quick = equivalence._safe_quick
     try:
-        # The in-process tiers of `judge_batch` (their DIFFERENT is final: the pool can only add EQUAL).
-        verdict = equivalence._safe_quick(corrupted, original, False)[0]
+        verdict = quick(corrupted, original, False)[0]
         if verdict is None:
             verdict = False if (numeric_truth(original), numeric_truth(corrupted)) == (True, False) else None
     except Exception:  # noqa: BLE001 - an edit the checker chokes on is simply not used

@@ -19,7 +19,7 @@ from eval.tables import AVERAGE_NOTE, comparison_table, settings_line
 logger = logging.getLogger("eval.compare")
 
 PAPER_LABELS = ("Base", "+GRPO", "+MR-RLVR")
-SETTINGS = ("n", "temperature", "top_p", "max_new_tokens")
+SETTINGS = ("n", "temperature", "top_p", "top_k", "max_new_tokens", "stop_token_ids")
 
 
 def load_summary(path: str | Path) -> dict[str, Any]:

@@ -118,6 +118,7 @@ def settings_line(summary: dict[str, Any]) -> str:
     g = summary["generation"]
     return (
         f"n = {g['n']}, temperature {g['temperature']}, top-p {g['top_p']}, "
+        f"top-k {g.get('top_k') or 'off'}, "
         f"max {g['max_new_tokens']} new tokens, seed {g['seed']}, backend {g['backend']['name']}, "
         f"prompt {summary['prompt']['style']}"
     )

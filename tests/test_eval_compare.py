@@ -78,6 +78,14 @@ def test_bad_input_is_a_clear_error(summary_files, tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         main([summary_files[1], str(tmp_path / "other.json")])
     assert "differs from" in caplog.text and "temperature" in caplog.text
+    # A run sampled with transformers' default top-k 50 is not comparable with one without top-k.
+    caplog.clear()
+    topk = summary_for("Base")
+    topk["generation"]["top_k"] = 50
+    (tmp_path / "topk.json").write_text(json.dumps(topk))
+    with caplog.at_level(logging.WARNING):
+        main([summary_files[0], str(tmp_path / "topk.json")])
+    assert "differs from" in caplog.text and "top_k" in caplog.text
 
     (tmp_path / "junk.json").write_text("{not json")
     with pytest.raises(SystemExit, match="cannot read summary"):

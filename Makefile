@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE = 1
 export HF_DATASETS_OFFLINE = 1
 export HF_HUB_DISABLE_TELEMETRY = 1
 
-.PHONY: demo test test-all bench gpu-smoke clean
+.PHONY: demo test test-all lint bench gpu-smoke clean
 
 $(VENV)/.core: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ test: $(VENV)/.full
 
 test-all: $(VENV)/.full
 	$(PY) -m pytest -q -m ''
+
+lint: $(VENV)/.full
+	$(VENV)/bin/ruff check .
 
 bench: $(VENV)/.full
 	$(PY) -m mrtasks.rewards.bench --answers ../shared/data/benchmarks/math500.jsonl

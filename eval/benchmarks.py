@@ -9,11 +9,12 @@ grader's job. Local files are JSONL with `id`, `problem` and `answer` on every l
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mrtasks.jsonl import BadLine, iter_jsonl
 
 logger = logging.getLogger(__name__)
 
@@ -119,16 +120,10 @@ def load_jsonl_benchmark(name: str, path: str | Path) -> Benchmark:
         raise BenchmarkError(f"{name}: no such file {path}")
     data = path.read_bytes()
     problems = []
-    for lineno, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, row in iter_jsonl(path, errors="yield"):
         where = f"{path}:{lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise BenchmarkError(f"{where}: not valid JSON ({e})") from None
-        if not isinstance(row, dict):
-            raise BenchmarkError(f"{where}: expected a JSON object")
+        if isinstance(row, BadLine):
+            raise BenchmarkError(f"{where}: not valid JSON ({row.detail})")
         problems.append(_make_problem(row, "id", "problem", "answer", lineno - 1, where))
     _check_unique(name, problems)
     source = {"type": "jsonl", "path": str(path), "sha256": hashlib.sha256(data).hexdigest()}

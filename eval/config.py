@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from eval.benchmarks import DEFAULT_BENCHMARKS
+from mrtasks.rewards.pool import OFFLINE_TIMEOUT_S
 
 PROMPT_STYLES = ("paper", "chat-template")
 
@@ -18,7 +19,7 @@ GENERATION_KEYS = (
 )
 # A grader timeout generous enough that a slow-but-correct answer on a busy node still counts
 # (training keeps the reward pool's tight default: 8192 completions per step).
-EVAL_GRADER_TIMEOUT_S = 10.0
+EVAL_GRADER_TIMEOUT_S = OFFLINE_TIMEOUT_S
 
 
 @dataclass

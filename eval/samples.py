@@ -15,6 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from mrtasks.jsonl import BadLine, iter_jsonl
+
 logger = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (benchmark, problem id)
@@ -32,13 +34,14 @@ class SampleStore:
     def _load(self) -> None:
         grouped: dict[Key, dict[int, dict[str, Any]]] = defaultdict(dict)
         bad = 0
-        with self.path.open(encoding="utf-8") as f:
-            for line in f:
-                try:
-                    row = json.loads(line)
-                    grouped[(row["benchmark"], row["id"])][int(row["sample"])] = row
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                    bad += 1
+        for _, row in iter_jsonl(self.path, errors="yield"):
+            if isinstance(row, BadLine):  # e.g. the cut-off last line of a killed run
+                bad += 1
+                continue
+            try:
+                grouped[(row["benchmark"], row["id"])][int(row["sample"])] = row
+            except (KeyError, TypeError, ValueError):
+                bad += 1
         incomplete = 0
         for key, by_index in grouped.items():
             if set(by_index) == set(range(self.n)):

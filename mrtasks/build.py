@@ -41,6 +41,7 @@ from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
 from mrtasks.logs import configure_logging
+from mrtasks.rewards.pool import OFFLINE_TIMEOUT_S, configure_pool
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
 
 logger = logging.getLogger("mrtasks.build")
@@ -422,6 +423,8 @@ def run(args: argparse.Namespace) -> int:
         annotator = make_annotator(args.annotator, llm)
         if args.annotator == "llm":
             config.annotate_batch = max(config.annotate_batch, 64 * args.concurrency)  # keep requests in flight
+        if "MRTASKS_REWARD_TIMEOUT" not in os.environ:  # the output must not depend on the machine's load
+            configure_pool(timeout=OFFLINE_TIMEOUT_S)
         try:
             result = run_pipeline(config, annotator)
         finally:

@@ -57,7 +57,8 @@ def iter_jsonl(
             item = _parse(raw.rstrip(b"\r\n"), lineno)
             if isinstance(item, BadLine):
                 if errors == "raise":
-                    raise JSONLError(f"{path}:{lineno}: {item.reason.replace('_', ' ')} ({item.detail})")
+                    what = "not valid UTF-8" if item.reason == "bad_encoding" else "not a JSON object"
+                    raise JSONLError(f"{path}:{lineno}: {what} ({item.detail})")
                 if errors == "skip":
                     continue
             yield lineno, item

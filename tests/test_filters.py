@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 from mrtasks.curate.filters import (
@@ -14,6 +13,7 @@ from mrtasks.curate.filters import (
 )
 from mrtasks.curate.sources import iter_source, parse_source
 from mrtasks.curate.splits import TRAIN, VALIDATION, SplitConfig, assign_split, balanced_sample
+from mrtasks.jsonl import read_jsonl
 
 BENCHMARKS = ["aime24", "aime25", "amc23", "math500"]
 
@@ -25,7 +25,10 @@ def test_problem_key_ignores_latex_noise_but_not_content():
 
 def test_near_duplicates_are_found_and_distinct_problems_kept():
     index = NearDuplicateIndex(threshold=0.8)
-    base = "A bag has 5 red marbles and 7 blue marbles. Two marbles are drawn without replacement. What is the probability that both are red?"
+    base = (
+        "A bag has 5 red marbles and 7 blue marbles. Two marbles are drawn without replacement. "
+        "What is the probability that both are red?"
+    )
     assert index.add("a", base) is None
     assert index.add("b", base.replace("Two marbles", "Two  marbles").replace("?", " ?")) == "a"  # whitespace noise
     assert index.add("c", base.replace("both are red", "both are red, as a fraction")) == "a"  # small edit
@@ -44,8 +47,7 @@ def test_every_benchmark_problem_is_caught_and_restatements_too(shared_data):
     index = BenchmarkIndex.load(None, threshold=0.8)
     assert index.benchmarks == BENCHMARKS
     for b in BENCHMARKS:
-        for line in open(shared_data / "benchmarks" / f"{b}.jsonl", encoding="utf-8"):
-            row = json.loads(line)
+        for row in read_jsonl(shared_data / "benchmarks" / f"{b}.jsonl"):
             match = index.match(row["problem"])
             assert match is not None and match.benchmark == b
     # miniF2F restates MATH problems with an extra "Show that it is X." sentence.
@@ -53,9 +55,8 @@ def test_every_benchmark_problem_is_caught_and_restatements_too(shared_data):
     assert index.match(mini["minif2f/mathd_algebra_478"].problem).id == "test/algebra/478.json"
     # The Qwen CoT file holds 5 MATH500 problems verbatim (SOURCES.md).
     qwen = list(iter_source(parse_source(f"qwen_cot:{shared_data}/corpora/qwen_math_cot_100.jsonl")))
-    exact = [t for t in qwen if hasattr(t, "problem") and (m := index.match(t.problem)) and problem_key(t.problem) in {
-        problem_key(json.loads(x)["problem"]) for x in open(shared_data / "benchmarks" / "math500.jsonl", encoding="utf-8")
-    }]
+    math500 = {problem_key(row["problem"]) for row in read_jsonl(shared_data / "benchmarks" / "math500.jsonl")}
+    exact = [t for t in qwen if hasattr(t, "problem") and index.match(t.problem) and problem_key(t.problem) in math500]
     assert len(exact) == 5
 
 

@@ -11,7 +11,7 @@ def messy(tmp_path):
 
 
 def test_bad_lines_are_raised_with_their_line_number(messy):
-    with pytest.raises(JSONLError, match=r"rows.jsonl:3: bad json"):
+    with pytest.raises(JSONLError, match=r"rows.jsonl:3: not a JSON object"):
         read_jsonl(messy)
 
 

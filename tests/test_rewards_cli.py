@@ -30,4 +30,4 @@ def test_accuracy_report_bad_input_is_one_clear_error(tmp_path, capsys):
         with pytest.raises(SystemExit) as err:
             accuracy.main([str(path), "--checkers", "mrtasks"])
         assert err.value.code == 2
-    assert "bad.jsonl:2: not JSON" in capsys.readouterr().err
+    assert "bad.jsonl:2: not a JSON object" in capsys.readouterr().err

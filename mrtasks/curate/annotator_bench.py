@@ -32,6 +32,7 @@ from typing import Any
 
 from mrtasks.curate.base import Drop
 from mrtasks.curate.heuristic import HeuristicAnnotator, theorem_names_equal
+from mrtasks.jsonl import read_jsonl
 from mrtasks.trajectory import Trajectory
 
 logger = logging.getLogger(__name__)
@@ -134,7 +135,7 @@ def load_fixture(fixture: Path, corpora: Path) -> list[tuple[dict[str, Any], Tra
     """The fixture rows with their trajectories read from the corpora (checked by hash)."""
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 
-    rows = [json.loads(line) for line in Path(fixture).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = read_jsonl(fixture)
     want = {r["id"] for r in rows}
     found: dict[str, Trajectory] = {}
     for spec in expand_specs([parse_source(f"corpora:{corpora}")]):

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mrtasks.jsonl import iter_jsonl
+
 logger = logging.getLogger(__name__)
 
 SHINGLE = 3
@@ -171,14 +173,10 @@ class BenchmarkIndex:
             path = Path(path)
             if not path.is_file():
                 raise FileNotFoundError(f"benchmark file not found: {path}")
-            with open(path, encoding="utf-8") as f:
-                for k, line in enumerate(f):
-                    if not line.strip():
-                        continue
-                    row = json.loads(line)
-                    text = row.get("problem") or row.get("question") or row.get("prompt")
-                    if isinstance(text, str) and text.strip():
-                        problems.append(BenchmarkProblem(path.stem, str(row.get("id", k)), shingles(text)))
+            for lineno, row in iter_jsonl(path):
+                text = row.get("problem") or row.get("question") or row.get("prompt")
+                if isinstance(text, str) and text.strip():
+                    problems.append(BenchmarkProblem(path.stem, str(row.get("id", lineno - 1)), shingles(text)))
         return cls(problems, threshold)
 
     @classmethod
@@ -186,11 +184,9 @@ class BenchmarkIndex:
         """Load a fingerprint file written by `write_fingerprints` (default: the bundled one)."""
         path = Path(path) if path else default_fingerprints()
         problems = []
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                row = json.loads(line)
-                sh = np.frombuffer(base64.b64decode(row["shingles"]), dtype="<u4").astype(np.uint32)
-                problems.append(BenchmarkProblem(row["benchmark"], row["id"], sh))
+        for _, row in iter_jsonl(path):
+            sh = np.frombuffer(base64.b64decode(row["shingles"]), dtype="<u4").astype(np.uint32)
+            problems.append(BenchmarkProblem(row["benchmark"], row["id"], sh))
         return cls(problems, threshold)
 
     @classmethod

@@ -72,6 +72,7 @@ from mrtasks.curate.presets import (  # noqa: F401
     strip_reasoning,
     unwrap_dollars,
 )
+from mrtasks.jsonl import BadLine, iter_jsonl
 
 logger = logging.getLogger(__name__)
 
@@ -174,24 +175,8 @@ def parse_source(spec: str) -> SourceSpec:
 
 def read_jsonl(path: Path) -> Iterator[Row | Drop]:
     """Rows of a JSON-lines file; an unparsable, non-object or non-UTF-8 line becomes a Drop."""
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                yield Drop(f"{path.name}:{lineno}", "bad_encoding", f"invalid UTF-8 at byte {e.start}")
-                continue
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                yield Drop(f"{path.name}:{lineno}", "bad_json", str(e)[:80])
-                continue
-            if not isinstance(row, dict):
-                yield Drop(f"{path.name}:{lineno}", "bad_json", f"line is a {type(row).__name__}")
-                continue
-            yield row
+    for lineno, item in iter_jsonl(path, errors="yield"):
+        yield Drop(f"{path.name}:{lineno}", item.reason, item.detail) if isinstance(item, BadLine) else item
 
 
 def read_json_array(path: Path) -> Iterator[Row | Drop]:

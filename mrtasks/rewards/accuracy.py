@@ -12,12 +12,12 @@ Math-Verify (`pip install math-verify`, Apache-2.0) is measured as graders usual
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mrtasks.jsonl import iter_jsonl
 from mrtasks.rewards.equivalence import equal_batch, safe_for_sympy
 
 logger = logging.getLogger(__name__)
@@ -41,17 +41,10 @@ class Score:
 def load_pairs(path: str | Path) -> list[dict]:
     """Rows with `reference`, `prediction`, `equal` (bool) and optionally `category`."""
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not {"reference", "prediction", "equal"} <= row.keys():
-                raise ValueError(f"{path}:{n}: needs reference, prediction and equal")
-            rows.append(row)
+    for n, row in iter_jsonl(path):  # a line that is not a JSON object raises JSONLError (a ValueError)
+        if not {"reference", "prediction", "equal"} <= row.keys():
+            raise ValueError(f"{path}:{n}: needs reference, prediction and equal")
+        rows.append(row)
     return rows
 
 

@@ -14,7 +14,6 @@ reference mask): the odd batch must be scored in one pass, never row by row.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import random
 import time
@@ -24,6 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from mrtasks.jsonl import iter_jsonl
 from mrtasks.rewards.equivalence import safe_for_sympy
 from mrtasks.rewards.mask_fill import mask_fill_reward
 from mrtasks.rewards.outcome import outcome_reward
@@ -206,17 +206,7 @@ def load_answers(path: Path) -> list[str]:
     """The `answer` field of every JSON line (lines that are not JSON objects are skipped)."""
     if not Path(path).is_file():
         raise SystemExit(f"{path}: no such file")
-    answers = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                a = row.get("answer") if isinstance(row, dict) else None
-                if a is not None:
-                    answers.append(str(a))
+    answers = [str(row["answer"]) for _, row in iter_jsonl(path, errors="skip") if row.get("answer") is not None]
     if not answers:
         raise SystemExit(f"{path}: no rows with an `answer` field")
     return answers

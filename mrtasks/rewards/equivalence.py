@@ -958,6 +958,15 @@ def _safe_quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool
         return None, False
 
 
+def judge_in_process(pred: str, ref: str, strip_lhs: bool = True) -> Verdict:
+    """The verdict of the in-process tiers alone: deterministic, no worker pool, no time bound.
+
+    Its DIFFERENT is final (the pool tier can only add EQUAL), so task constructors use it to
+    prove an edit wrong; UNDECIDED here may still be EQUAL for `judge_batch`."""
+    verdict, _ = _safe_quick(pred, ref, strip_lhs)
+    return Verdict.UNDECIDED if verdict is None else Verdict.EQUAL if verdict else Verdict.DIFFERENT
+
+
 def judge_batch(pairs: list[tuple[str, str]], strip_lhs: bool = True) -> list[Verdict]:
     """Three-valued verdicts for many (prediction, reference) pairs.
 

@@ -240,6 +240,12 @@ _POOL: TimedPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
+OFFLINE_TIMEOUT_S = 10.0
+"""Seconds per item where nothing waits on the verdict but correctness (the build's reference
+check and card audit, evaluation): a slow verdict on a busy machine must not become a wrong one,
+nor a build's output depend on the load. GRPO keeps `default_timeout()` (0.5 s)."""
+
+
 def default_workers() -> int:
     return int(os.environ.get("MRTASKS_REWARD_WORKERS", min(os.cpu_count() or 1, 8)))
 

@@ -222,12 +222,15 @@ def numeric_truth(formula: str) -> bool | None:
     """True / False for a relation between constants (`42/2 = 21`, `3 < 5`), None otherwise."""
     from mrtasks.rewards import equivalence, expr
 
-    a = equivalence.parse_answer(formula, strip_lhs=False)
-    if a.kind != "relation" or len(a.parts) != len(a.rels) + 1:
-        return None
-    if any(p.node is None or expr.variables(p.node) for p in a.parts):
-        return None
-    values = [expr.evaluate(p.node, {}) for p in a.parts]
+    try:
+        a = equivalence.parse_answer(formula, strip_lhs=False)
+        if a.kind != "relation" or len(a.parts) != len(a.rels) + 1:
+            return None
+        if any(p.node is None or expr.variables(p.node) for p in a.parts):
+            return None
+        values = [expr.evaluate(p.node, {}) for p in a.parts]
+    except (expr.ExprError, ArithmeticError, ValueError, TypeError):
+        return None  # a formula the checker cannot evaluate states nothing we can test
     for rel, x, y in zip(a.rels, values, values[1:]):
         same = expr.values_equal(x, y)
         holds = {"=": same, "\\neq": not same, "<": x < y and not same, ">": x > y and not same,
@@ -248,20 +251,14 @@ def decided_not_equal(corrupted: str, original: str) -> bool:
     (`44/2 = 21` vs `42/2 = 21`: both sides constant): a true statement edited into a false one
     is decided different.
     """
-    from mrtasks.rewards import equivalence
+    from mrtasks.rewards.equivalence import Verdict, judge_in_process
 
     if corrupted.strip() == original.strip():
         return False
-    # The in-process tiers of `judge_batch` (their DIFFERENT is final: the pool can only add EQUAL).
-    # Looked up outside the `try`: a renamed checker API must fail loudly, not make every edit "undecided".
-    quick = equivalence._safe_quick
-    try:
-        verdict = quick(corrupted, original, False)[0]
-        if verdict is None:
-            verdict = False if (numeric_truth(original), numeric_truth(corrupted)) == (True, False) else None
-    except Exception:  # noqa: BLE001 - an edit the checker chokes on is simply not used
-        return False
-    return verdict is False
+    verdict = judge_in_process(corrupted, original, strip_lhs=False)
+    if verdict is Verdict.UNDECIDED and (numeric_truth(original), numeric_truth(corrupted)) == (True, False):
+        verdict = Verdict.DIFFERENT
+    return verdict is Verdict.DIFFERENT
 
 
 def provable(edit: Edit) -> bool:
@@ -380,5 +377,6 @@ SPEC = register_task(
         prompt=prompt,
         reward=ERROR_CORRECTION,
         reference_answer=reference_answer,
+        order=2,
     )
 )

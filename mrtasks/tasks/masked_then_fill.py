@@ -110,5 +110,6 @@ SPEC = register_task(
         prompt=prompt,
         reward=MASKED_THEN_FILL,
         reference_answer=reference_answer,
+        order=0,
     )
 )

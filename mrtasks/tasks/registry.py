@@ -46,6 +46,9 @@ class TaskSpec:
     reference_answer: Callable[[Row], str]
     one_per_problem: bool = False
     """Keep one row per problem (its id is the problem's), however many trajectories it has."""
+    order: int = 100
+    """Position within its stage in `list_tasks()`, hence in the dataset's config list (the
+    first config is the Hub viewer's default); ties are broken by name."""
 
     def features(self) -> Any:
         """The `datasets.Features` of this task's rows, in column order."""
@@ -82,8 +85,9 @@ def get_task(name: str) -> TaskSpec:
 
 
 def list_tasks(stage: int | None = None) -> list[str]:
-    """Task names in registration order (Stage I tasks first), optionally of one stage."""
-    return [name for name, spec in _TASKS.items() if stage is None or spec.stage == stage]
+    """Task names, Stage I first, each stage by `order` then name; optionally of one stage."""
+    specs = sorted(_TASKS.values(), key=lambda spec: (spec.stage, spec.order, spec.name))
+    return [spec.name for spec in specs if stage is None or spec.stage == stage]
 
 
 def task_of(row: Row) -> TaskSpec:

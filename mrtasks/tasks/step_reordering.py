@@ -110,5 +110,6 @@ SPEC = register_task(
         prompt=prompt,
         reward=STEP_REORDERING,
         reference_answer=reference_answer,
+        order=1,
     )
 )

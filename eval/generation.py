@@ -12,12 +12,12 @@ derives sample j's seed as seed + j), so callers give each prompt a disjoint ran
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from mrtasks.rewards.parsing import chat_template_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -43,15 +43,6 @@ class GenerationBackend(Protocol):
     def info(self) -> dict[str, Any]: ...
 
     def effective_top_k(self, top_k: int) -> int | None: ...
-
-
-def chat_template_sha256(tokenizer: Any) -> str | None:
-    """sha256 of the chat template that renders the prompts (None when the tokenizer has none)."""
-    template = getattr(tokenizer, "chat_template", None)
-    if not template:
-        return None
-    text = template if isinstance(template, str) else json.dumps(template, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def stop_token_ids(tokenizer: Any, generation_eos: Any, stop_tokens: list[str] | None) -> list[int]:

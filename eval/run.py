@@ -37,7 +37,6 @@ from eval.generation import (
     BACKENDS,
     GenerationBackend,
     Messages,
-    chat_template_sha256,
     make_backend,
     resolve_backend,
     stop_token_ids,
@@ -48,6 +47,7 @@ from eval.plots import plot_passk_curves
 from eval.samples import SampleStore
 from eval.tables import run_report
 from mrtasks.prompts import outcome_messages
+from mrtasks.rewards.parsing import chat_template_sha256
 
 logger = logging.getLogger("eval.run")
 

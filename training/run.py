@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mrtasks.rewards.parsing import chat_template_sha256
 from training.config import (
     EXPLICIT_KEYS,
     STAGE2_TASK,
@@ -211,14 +212,6 @@ def prefills_think(tokenizer: Any) -> bool:
     from mrtasks.rewards.parsing import template_prefills_think
 
     return bool(template_prefills_think(tokenizer))
-
-
-def chat_template_sha256(tokenizer: Any) -> str | None:
-    template = getattr(tokenizer, "chat_template", None)
-    if not template:
-        return None
-    text = template if isinstance(template, str) else json.dumps(template, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def apply_stop_tokens(tokenizer: Any, stop_tokens: list[str]) -> list[int]:

@@ -7,6 +7,8 @@ evaluation, no exceptions on any `str`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import re
 from typing import Any
@@ -74,6 +76,16 @@ def answer_region(text: str, think_prefilled: bool = False) -> str:
     elif think_prefilled:
         return ""
     return "" if THINK_OPEN in text else text
+
+
+def chat_template_sha256(tokenizer: Any) -> str | None:
+    """sha256 of a tokenizer's chat template (None without one): runs record which template
+    rendered their prompts, since the template decides the think-block convention above."""
+    template = getattr(tokenizer, "chat_template", None)
+    if not template:
+        return None
+    text = template if isinstance(template, str) else json.dumps(template, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def template_prefills_think(tokenizer: Any) -> bool:

@@ -50,8 +50,6 @@ from mrtasks.curate.validate import (
     compact,
     extract_json,
     locate_formulas,
-    strip_math_delimiters,
-    strip_think,
     validate_schema,
 )
 from mrtasks.prompts import (
@@ -61,6 +59,7 @@ from mrtasks.prompts import (
     Messages,
     curation_messages,
 )
+from mrtasks.text import strip_math_delimiters, strip_think
 from mrtasks.trajectory import Formula, Trajectory
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrtasks.curate.base import Drop
-from mrtasks.curate.validate import strip_think
+from mrtasks.text import strip_math_delimiters, strip_think
 from mrtasks.trajectory import KINDS, Trajectory
 
 if TYPE_CHECKING:
@@ -84,11 +84,7 @@ def strip_reasoning(solution: str) -> str:
 
 def unwrap_dollars(answer: str) -> str:
     """`$x^2$` -> `x^2` (OlympiadBench wraps its final answers in math delimiters)."""
-    a = answer.strip()
-    for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
-        if a.startswith(left) and a.endswith(right) and len(a) > len(left) + len(right):
-            return a[len(left) : -len(right)].strip()
-    return a
+    return strip_math_delimiters(answer)
 
 
 CLEANERS: dict[str, Callable[[str], str]] = {

@@ -33,6 +33,7 @@ import jsonschema
 from rapidfuzz import fuzz
 
 from mrtasks.tasks.step_reordering import strip_step_label
+from mrtasks.text import strip_math_delimiters, strip_think
 from mrtasks.trajectory import Formula
 
 
@@ -58,19 +59,11 @@ STEPS_SCHEMA: dict[str, Any] = {
 
 # --- Free text -> JSON object ------------------------------------------------------------------
 
-_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE_RE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _LINE_COMMENT_RE = re.compile(r"^\s*//.*$", re.MULTILINE)
 _TRAILING_COMMA_RE = re.compile(r",(\s*[\]}])")
 # A backslash that does not start a valid JSON escape (LaTeX written without doubling: `\alpha`).
 _BAD_ESCAPE_RE = re.compile(r'(?<!\\)((?:\\\\)*)\\(?!["\\/bfnrtu])')
-
-
-def strip_think(text: str) -> str:
-    """Drop R1-style reasoning: `<think>...</think>` blocks, or everything before a lone `</think>`."""
-    text = _THINK_RE.sub("", text)
-    closing = text.lower().rfind("</think>")
-    return text[closing + len("</think>") :] if closing != -1 else text
 
 
 def _loads_lenient(candidate: str) -> Any:
@@ -144,22 +137,6 @@ def latex_variants(s: str) -> list[str]:
 
 
 # --- Formulas ----------------------------------------------------------------------------------
-
-_DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
-
-
-def strip_math_delimiters(s: str) -> str:
-    """`$x^2$` -> `x^2` (also `$$`, `\\[ \\]`, `\\( \\)`), repeatedly; inner text is kept as is."""
-    s = s.strip()
-    changed = True
-    while changed:
-        changed = False
-        for open_, close in _DELIMITERS:
-            if s.startswith(open_) and s.endswith(close) and len(s) > len(open_) + len(close):
-                s, changed = s[len(open_) : -len(close)].strip(), True
-                break
-    return s
-
 
 class SolutionIndex:
     """The solution with whitespace removed, mapped back to original offsets."""

@@ -13,6 +13,8 @@ import logging
 import re
 from typing import Any
 
+from mrtasks.text import MATH_DELIMITERS
+
 logger = logging.getLogger(__name__)
 
 THINK_OPEN = "<think>"
@@ -230,7 +232,7 @@ def split_top_level(text: str, sep: str = ";") -> list[str]:
     return parts
 
 
-_WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+_WRAPPERS = MATH_DELIMITERS
 _TEXT_CMD = re.compile(r"^\\(?:text|textbf|textrm|mathrm|mathbf|mbox|textnormal)\s*\{")
 
 

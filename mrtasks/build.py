@@ -289,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     presets = ", ".join(list_presets("file"))
     p = argparse.ArgumentParser(
         prog="python -m mrtasks.build",
-        description="Build the MR-RLVR task dataset (masked_then_fill, step_reordering, outcome, trajectories).",
+        description=f"Build the MR-RLVR task dataset ({', '.join(CONFIGS)}).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"""source specs (--source, repeatable; default: the bundled sample):
   sample                        the small corpus shipped with the package (offline)

@@ -590,3 +590,13 @@ def test_stage1_runs_on_cuda_in_bf16(built_dataset, tmp_path):
     assert main(argv) == 0
     summary = json.loads((tmp_path / "run" / "stage1_masked_then_fill" / "training_summary.json").read_text())
     assert summary["global_step"] == 4
+
+
+def test_partial_credit_reaches_every_reward_that_takes_it():
+    from training.config import RunConfig
+    from training.run import reward_options
+
+    run = RunConfig(partial_credit="all")
+    assert reward_options(run, "masked_then_fill", False) == {"think_prefilled": False, "partial_credit": "all"}
+    assert reward_options(run, "process", True) == {"think_prefilled": True, "partial_credit": "all"}  # handed on per row
+    assert reward_options(run, "step_reordering", False) == {"think_prefilled": False}

@@ -231,12 +231,12 @@ def apply_stop_tokens(tokenizer: Any, stop_tokens: list[str]) -> list[int]:
 
 
 def reward_options(run: RunConfig, name: str, think_prefilled: bool) -> dict[str, Any]:
-    """The options a reward takes from the recipe: `think_prefilled` for all, `partial_credit` for Masked-Then-Fill."""
-    from mrtasks.rewards import get_reward
-    from mrtasks.tasks import MASKED_THEN_FILL
+    """The options a reward takes from the recipe: `think_prefilled` for all, `partial_credit` for the
+    rewards that take it (`masked_then_fill`, and `process`, which hands it on)."""
+    from mrtasks.rewards.registry import reward_options as accepted
 
     options: dict[str, Any] = {"think_prefilled": think_prefilled}
-    if run.partial_credit is not None and get_reward(name).__name__ == get_reward(MASKED_THEN_FILL).__name__:
+    if run.partial_credit is not None and "partial_credit" in accepted(name):
         options["partial_credit"] = run.partial_credit
     return options
 

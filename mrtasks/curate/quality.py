@@ -9,7 +9,7 @@
   last). Both are scored with the real reward; a surface-cue score far above random means the
   order can be guessed from wording alone.
 - yields: per source, the rows read, kept by the source readers, surviving problem filters and
-  annotation (`trajectories`), and the rows of each task config.
+  annotation (`trajectories`), and the rows of every registered task's config.
 
 `quality_figures(result)` is pure: the same result gives the same figures (seeded baselines).
 """
@@ -23,12 +23,9 @@ from typing import Any
 
 from mrtasks.curate.heuristic import junk_reason
 from mrtasks.rewards.step_order import order_score
-from mrtasks.tasks import MASK_TOKEN
+from mrtasks.tasks import MASK_TOKEN, MASKED_THEN_FILL, STEP_REORDERING, TRAJECTORIES, list_tasks
 
-MASKED = "masked_then_fill"
-STEPS = "step_reordering"
-OUTCOME = "outcome"
-TRAJECTORIES = "trajectories"
+MASKED, STEPS = MASKED_THEN_FILL, STEP_REORDERING
 ALL = "all"
 
 _FIRST_CUE = re.compile(r"^\W*(?:let|given|first|according|we (?:first|start|begin)|since|suppose|assume|note that)\b", re.I)
@@ -141,11 +138,11 @@ def quality_figures(result: Any, seed: int = 0) -> dict[str, Any]:
         yields.setdefault(s["name"], Counter())
         yields[s["name"]]["read"] += s["rows"]
         yields[s["name"]]["source_kept"] += s["kept"]
-    for config in (TRAJECTORIES, MASKED, STEPS, OUTCOME):
+    for config in (TRAJECTORIES, *list_tasks()):
         for r in _all_rows(result, config):
             yields.setdefault(r["source"], Counter())[config] += 1
     out["yields"] = {
-        name: {k: int(c.get(k, 0)) for k in ("read", "source_kept", TRAJECTORIES, MASKED, STEPS, OUTCOME)}
+        name: {k: int(c.get(k, 0)) for k in ("read", "source_kept", TRAJECTORIES, *list_tasks())}
         for name, c in sorted(yields.items())
     }
     return out
@@ -167,14 +164,15 @@ def quality_table(figures: dict[str, Any]) -> str:
     st = figures.get(STEPS, {})
     parts.append(table(
         ["source", "rows", "mean steps", "3-step share", "steps histogram", "random baseline", "surface-cue baseline"],
-        [[s, f["rows"], f["mean_steps"], f"{f['three_step_share']:.1%}",
-          " ".join(f"{k}:{v}" for k, v in f["steps_histogram"].items()), f["baseline_random"], f["baseline_surface_cue"]]
+        [[s, f["rows"], f"{f['mean_steps']:.2f}", f"{f['three_step_share']:.1%}",
+          " ".join(f"{k}:{v}" for k, v in f["steps_histogram"].items()), f"{f['baseline_random']:.3f}",
+          f"{f['baseline_surface_cue']:.3f}"]
          for s, f in st.items()],
     ))
     y = figures.get("yields", {})
     parts.append(table(
-        ["source", "read", "kept by reader", "after filters + annotation", MASKED, STEPS, OUTCOME],
-        [[s, v["read"], v["source_kept"], v[TRAJECTORIES], v[MASKED], v[STEPS], v[OUTCOME]] for s, v in y.items()],
+        ["source", "read", "kept by reader", "after filters + annotation", *list_tasks()],
+        [[s, v["read"], v["source_kept"], v[TRAJECTORIES], *(v[t] for t in list_tasks())] for s, v in y.items()],
     ))
     return "\n\n".join(parts)
 

@@ -47,24 +47,6 @@ _RELATION = re.compile(
     r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|simeq|cong|lt|gt|implies|iff|Rightarrow|"
     r"Leftrightarrow|to|mapsto|in|notin|subset|subseteq|supset|supseteq|mid|nmid|perp|parallel)(?![A-Za-z])"
 )
-_TRIVIAL = re.compile(r"^\\?[A-Za-z]+(?:_\{?\w{1,3}\}?)?(?:\^\{?[\w*]\}?)?'*$|^[\W_]*$")
-_PLAIN_EQUATION = re.compile(
-    r"(?<![\w.$])\$?\(?\d[\d,]*(?:\.\d+)?%?\)?"  # first operand
-    r"(?:\s*[-+*/x×÷]\s*\$?\(?\d[\d,]*(?:\.\d+)?%?\)?)+"  # at least one operator and operand
-    r"\s*=\s*\$?-?\d[\d,]*(?:\.\d+)?%?"  # = result
-)
-_NUMBERED_STEP = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?(?:Step[ \t]*(\d+)|(\d+)[.)])(?=[\s:*])", re.MULTILINE | re.IGNORECASE
-)
-_BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
-_NEWLINE = re.compile(r"\n\s*")
-# A sentence ends at . ? ! followed by space and a capital letter, digit, `$` or `\`.
-_SENTENCE_END = re.compile(r"(?<=[.?!])(?<!\b[A-Za-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z0-9$\\(])")
-_DANGLING = re.compile(
-    r"(?:[:,=+\-]|\b(?:then|that|so|and|or|thus|hence|therefore|get|gives?|have|where|is|are|by|of|to))\s*$",
-    re.IGNORECASE,
-)
-_ENDS_SENTENCE = re.compile(r"[.?!)\]}$]\s*$|\\\]\s*$|\\end\{[^}]*\}\s*$")
 
 
 @dataclass(frozen=True)
@@ -645,51 +627,6 @@ def _segments(solution: str, cuts: list[int]) -> list[Segment]:
         if a < b:
             out.append((a, b))
     return out
-
-
-def _cuts(pattern: re.Pattern[str], solution: str, protected: _Regions, start: int = 0) -> list[int]:
-    return [m.start() for m in pattern.finditer(solution, start) if not protected.cuts(m.start())]
-
-
-def _merge_continuations(solution: str, segs: list[Segment], ends: re.Pattern[str], complete: bool) -> list[Segment]:
-    """Join a piece to the previous one when it continues it: it starts with display math or a
-    lowercase word, or the previous piece stops mid-sentence (as "Then" or ":" before a display).
-
-    "Mid-sentence" is `ends` not matching the previous piece when `complete` (paragraphs must end
-    a sentence), or `ends` matching it (lines may lack a full stop but must not dangle)."""
-    out: list[Segment] = []
-    for a, b in segs:
-        text = solution[a:b]
-        continues = text[:1].islower() or text.startswith(("$$", "\\[", "\\begin{"))
-        dangling = out and bool(ends.search(solution[out[-1][0] : out[-1][1]])) != complete
-        if out and (continues or dangling):
-            out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
-
-
-def _numbered_cuts(solution: str, protected: _Regions) -> list[int] | None:
-    """Cuts at line-initial step numbers counting up 1, 2, 3, ... (None when there are < 2)."""
-    cuts, expected = [], None
-    for m in _NUMBERED_STEP.finditer(solution):
-        if protected.cuts(m.start()):
-            continue
-        k = int(m.group(1) or m.group(2))
-        if expected is None and k in (0, 1):
-            expected = k
-        if expected is not None and k == expected:  # nested lists restart at 1 and are skipped
-            cuts.append(m.start())
-            expected += 1
-    if len(cuts) < 2:
-        return None
-    # A conclusion after the last item, set off by a blank line, is its own step.
-    tail = _cuts(_BLANK_LINES, solution, protected, cuts[-1])
-    if tail:
-        after = solution[tail[-1] :].lstrip()
-        if after and not after.startswith(("-", "*", "$$", "\\[", "\\begin")) and not after[:1].islower():
-            cuts.append(tail[-1])
-    return cuts
 
 
 def _merge_short(solution: str, segs: list[Segment], min_chars: int, max_steps: int | None) -> list[Segment]:

@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mrtasks.tasks import ERROR_CORRECTION, MASKED_THEN_FILL, OUTCOME, STEP_REORDERING, get_task, list_tasks
+
 logger = logging.getLogger(__name__)
 
 Row = dict[str, Any]
@@ -215,7 +217,6 @@ def boxed(parts: Sequence[str], sep: str = "; ") -> str:
 
 def reference(row: Row) -> str:
     """The row's own reference answer (TaskSpec.reference_answer)."""
-    from mrtasks.tasks import get_task
 
     return get_task(row["task"]).reference_answer(row)
 
@@ -332,7 +333,7 @@ def correction_copied_back(row: Row) -> str:
 
 ONE = ("min", 1.0)
 POLICIES: dict[str, list[Policy]] = {
-    "masked_then_fill": [
+    MASKED_THEN_FILL: [
         Policy("reference", "the row's masks, `\\boxed{m1; m2; ...}`", reference, target=ONE),
         Policy(
             "equivalent_rewrites",
@@ -349,14 +350,14 @@ POLICIES: dict[str, list[Policy]] = {
         Policy("constant", "`0` in every slot", masks_constant, target=("=0", 0.0)),
         Policy("no_box", "the right masks, not boxed", masks_no_box, target=("<=", 0.0)),
     ],
-    "step_reordering": [
+    STEP_REORDERING: [
         Policy("reference", "the reference order", reference, target=ONE),
         Policy("as_shown", "the steps in the order shown", order_as_shown),
         Policy("reversed", "the shown order reversed", order_reversed),
         Policy("surface_cues", "let/suppose/first first, therefore/thus/hence/boxed last", order_surface_cues),
         Policy("random", "a uniformly random order (seeded per row)", order_random),
     ],
-    "error_correction": [
+    ERROR_CORRECTION: [
         Policy("reference", "`\\boxed{k; original}`, or `\\boxed{none}`", reference, target=ONE),
         Policy(
             "equivalent_correction",
@@ -373,7 +374,7 @@ POLICIES: dict[str, list[Policy]] = {
         Policy("always_step0", "`\\boxed{0}`: step 0, no correction", correction_always_step0, target=("<=", 0.15)),
         Policy("copied_back", "the right step with its corrupted formula copied back", correction_copied_back, target=("<=", 0.0)),
     ],
-    "outcome": [
+    OUTCOME: [
         Policy("reference", "the answer, boxed", reference, target=ONE),
         Policy(
             "truncated_think",
@@ -471,7 +472,6 @@ def load_rows(dataset: str | Path, task: str, splits: Sequence[str] | None = Non
 
 def run_audit(dataset: str | Path, tasks: Sequence[str] | None = None, splits: Sequence[str] | None = None) -> list[AuditResult]:
     """Audit every task config of a build (`mrtasks.tasks.list_tasks()` unless `tasks` is given)."""
-    from mrtasks.tasks import get_task, list_tasks
 
     data = Path(dataset) / "data"
     results = []
@@ -488,7 +488,6 @@ def run_audit(dataset: str | Path, tasks: Sequence[str] | None = None, splits: S
 def audit_build(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 200, seed: int = 0) -> list[AuditResult]:
     """Audit a build in memory (`PipelineResult.rows`: config -> split -> rows), every registered
     task over all its splits; at most `max_rows` rows per task (a seeded sample) to bound the time."""
-    from mrtasks.tasks import get_task, list_tasks
 
     results = []
     for task in list_tasks():

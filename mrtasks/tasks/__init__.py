@@ -15,7 +15,7 @@ from mrtasks.tasks.base import NotEligible  # noqa: E402
 from mrtasks.tasks.error_correction import ERROR_CORRECTION, ErrorCorrectionConfig, make_error_correction  # noqa: E402
 from mrtasks.tasks.masked_then_fill import MaskedThenFillConfig, make_masked_then_fill  # noqa: E402
 from mrtasks.tasks.outcome import OutcomeConfig, make_outcome  # noqa: E402
-from mrtasks.tasks.registry import TaskSpec, get_task, list_tasks, register_task, task_of  # noqa: E402
+from mrtasks.tasks.registry import TaskSpec, get_task, list_tasks, register_task  # noqa: E402
 from mrtasks.tasks.step_reordering import StepReorderingConfig, make_step_reordering  # noqa: E402
 from mrtasks.trajectory import TRAJECTORIES  # noqa: E402
 
@@ -31,7 +31,6 @@ __all__ = [
     "get_task",
     "list_tasks",
     "register_task",
-    "task_of",
     "MaskedThenFillConfig",
     "StepReorderingConfig",
     "OutcomeConfig",

@@ -88,8 +88,3 @@ def list_tasks(stage: int | None = None) -> list[str]:
     """Task names, Stage I first, each stage by `order` then name; optionally of one stage."""
     specs = sorted(_TASKS.values(), key=lambda spec: (spec.stage, spec.order, spec.name))
     return [spec.name for spec in specs if stage is None or spec.stage == stage]
-
-
-def task_of(row: Row) -> TaskSpec:
-    """The spec of a task row (by its `task` column)."""
-    return get_task(row["task"])

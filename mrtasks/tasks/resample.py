@@ -138,7 +138,6 @@ def resampled_dataset(
     ]
     if not keep:
         raise ValueError(f"no trajectory can make a {task!r} row")
-    resampler._cache.clear()
     return trajectories.select(keep).with_transform(resampler), resampler
 
 

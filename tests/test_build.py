@@ -173,3 +173,14 @@ def test_full_shared_corpora_build(shared_data, tmp_path):
     assert stats["drops"]["filter"]["benchmark_overlap"] >= 30  # 5 verbatim MATH500 + miniF2F restatements
     for config in CONFIGS:
         assert load_dataset(str(tmp_path / "full"), config, split="train").num_rows == stats["counts"][config]["train"]
+
+
+def test_the_demo_scores_every_task_of_a_build(corpora_build, capsys):
+    from mrtasks.demo import main as demo
+
+    out, _ = corpora_build
+    demo([str(out)])
+    printed = capsys.readouterr().out
+    for config in CONFIGS[:-1]:  # every task (not the corpus)
+        assert f"== {config}:" in printed
+        assert f"{config:<16} reference              -> 1.000" in printed  # the reference earns full reward

@@ -86,16 +86,11 @@ def reads_back(text: str) -> bool:
 
 
 def has_top_level_separator(text: str, sep: str = ";") -> bool:
-    """Does `text` hold `sep` outside every bracket (and not as the spacing command `\\;`)?"""
-    depth = 0
-    for i, c in enumerate(text):
-        if c in "{([":
-            depth += 1
-        elif c in "})]":
-            depth = max(depth - 1, 0)
-        elif c == sep and depth == 0 and not (i and text[i - 1] == "\\"):
-            return True
-    return False
+    """Does `text` hold `sep` outside every bracket (and not as the spacing command `\\;`)?
+    The answer format's own split (`split_top_level`) would cut it there."""
+    from mrtasks.rewards.parsing import split_top_level
+
+    return len(split_top_level(text, sep)) > 1
 
 
 def repair_span(solution: str, formula: Formula) -> tuple[Formula | None, list[str]]:

@@ -47,7 +47,7 @@ from eval.plots import plot_passk_curves
 from eval.samples import SampleStore
 from eval.tables import run_report
 from mrtasks.prompts import outcome_messages
-from mrtasks.rewards.parsing import chat_template_sha256
+from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
 
 logger = logging.getLogger("eval.run")
 
@@ -350,7 +350,7 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
         except ValueError as e:
             raise EvalError(f"--stop-tokens: {e}", EXIT_USAGE) from None
     ensure_writable(Path(cfg.output_dir))
-    think = prefills_think(tokenizer)
+    think = template_prefills_think(tokenizer)
     configure_grader(timeout=cfg.grader_timeout, think_prefilled=think)
     prompt_info = {
         "chat_template_sha256": chat_template_sha256(tokenizer),
@@ -391,13 +391,6 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
     write_outputs(cfg, summary)
     logger.info("wrote %s, %s, %s, %s to %s", SAMPLES, SUMMARY, TABLE, PLOT, cfg.output_dir)
     return summary
-
-
-def prefills_think(tokenizer: Any) -> bool:
-    """Whether the model's chat template opens a `<think>` block in the generation prompt (R1-Distill)."""
-    from mrtasks.rewards.parsing import template_prefills_think
-
-    return bool(template_prefills_think(tokenizer))
 
 
 def _key_value(item: str) -> tuple[str, str]:

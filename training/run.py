@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mrtasks.rewards.parsing import chat_template_sha256
+from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
 from training.config import (
     EXPLICIT_KEYS,
     STAGE2_TASK,
@@ -205,13 +205,6 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
 
 
 # --- chat template, stop tokens, rewards ---------------------------------------------------------
-
-
-def prefills_think(tokenizer: Any) -> bool:
-    """Whether the model's own chat template opens a `<think>` block in the generation prompt."""
-    from mrtasks.rewards.parsing import template_prefills_think
-
-    return bool(template_prefills_think(tokenizer))
 
 
 def apply_stop_tokens(tokenizer: Any, stop_tokens: list[str]) -> list[int]:
@@ -463,7 +456,7 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         kwargs = dict(grpo.get("generation_kwargs") or {})
         kwargs.setdefault("stop_token_ids", stop_ids)
         grpo["generation_kwargs"] = kwargs
-    think = prefills_think(tokenizer)
+    think = template_prefills_think(tokenizer)
     reward_funcs, options = build_reward_funcs(run, think)
     grpo["output_dir"] = str(output_dir)
     try:

@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from mrtasks.curate.heuristic import junk_reason
+from mrtasks.rewards.parsing import last_boxed
 from mrtasks.rewards.step_order import order_score
 from mrtasks.tasks import MASK_TOKEN, MASKED_THEN_FILL, STEP_REORDERING, TRAJECTORIES, list_tasks
 
@@ -68,7 +69,7 @@ def visible_boxed_answer(masked_solution: str, solution: str | None = None) -> b
     if solution is None:
         return any(MASK_TOKEN not in b and b.strip() for b in _boxes(masked_solution))
     final = last_boxed(solution)
-    return final is not None and any(_squash(b) == _squash(final) for b in _boxes(masked_solution))
+    return bool(final) and any(_squash(b) == _squash(final) for b in _boxes(masked_solution))
 
 
 def surface_cue_order(shuffled: list[str]) -> list[int]:
@@ -177,12 +178,6 @@ def quality_table(figures: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def last_boxed(text: str) -> str | None:
-    """The content of the last `\\boxed{}` of text, stripped, or None."""
-    boxes = [b.strip() for b in _boxes(text) if b.strip()]
-    return boxes[-1] if boxes else None
-
-
 def fill_answers_from_box(trajectories: list[Any]) -> tuple[list[Any], int]:
     """Give a trajectory without an answer the last `\\boxed{}` of its solution (so the outcome
     config is not empty when no answer field is mapped); returns the trajectories and how many
@@ -191,7 +186,7 @@ def fill_answers_from_box(trajectories: list[Any]) -> tuple[list[Any], int]:
 
     out, n = [], 0
     for t in trajectories:
-        if not (t.answer or "").strip() and (box := last_boxed(t.solution)) is not None:
+        if not (t.answer or "").strip() and (box := last_boxed(t.solution)):
             t = replace(t, answer=box)
             n += 1
         out.append(t)

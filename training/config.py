@@ -131,8 +131,6 @@ class StageSpec:
     grpo: dict[str, Any]
     source: str
     """Where the recipe came from (for logs)."""
-    explicit: dict[str, Any] = field(default_factory=dict)
-    """The merged recipe mapping as written (before overrides), to check what a recipe sets itself."""
 
 
 def _unknown_key_error(key: str, source: str) -> ValueError:
@@ -193,7 +191,7 @@ def parse_recipe(raw: dict[str, Any], source: str, overrides: dict[str, str] | N
     given = set(raw) | set(overrides or {})
     grpo_names = grpo_field_names()
     grpo = {k: v for k, v in values.items() if k in grpo_names and k in given}
-    spec = StageSpec(run=run, grpo=grpo, source=source, explicit=dict(raw))
+    spec = StageSpec(run=run, grpo=grpo, source=source)
     check_run(spec)
     return spec
 

@@ -214,18 +214,27 @@ def extract_answer(completion: Any, think_prefilled: bool = False) -> str | None
     return last_boxed(answer_region(completion_text(completion), think_prefilled))
 
 
+_SPLIT_MARKS: dict[str, re.Pattern[str]] = {}
+
+
 def split_top_level(text: str, sep: str = ";") -> list[str]:
     """Split on `sep` outside any `{}`, `()` or `[]` group; parts are stripped.
 
     One depth counter serves all bracket kinds, so half-open intervals like `[0, 1)` balance.
     """
+    if sep not in text:
+        return [text.strip()]
+    marks = _SPLIT_MARKS.get(sep)
+    if marks is None:
+        marks = _SPLIT_MARKS[sep] = re.compile("[" + re.escape(OPENERS + CLOSERS + sep) + "]")
     parts, depth, last = [], 0, 0
-    for i, c in enumerate(text):
+    for m in marks.finditer(text):  # visits brackets and separators only, not every character
+        c, i = m.group(), m.start()
         if c in OPENERS:
             depth += 1
         elif c in CLOSERS:
             depth = max(depth - 1, 0)
-        elif c == sep and depth == 0 and not (i and text[i - 1] == "\\"):  # `\;`, `\,` are spacing
+        elif depth == 0 and not (i and text[i - 1] == "\\"):  # `\;`, `\,` are spacing
             parts.append(text[last:i].strip())
             last = i + 1
     parts.append(text[last:].strip())

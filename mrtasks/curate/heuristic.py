@@ -287,13 +287,13 @@ def junk_reason(text: str) -> str | None:
     `\\boxed`/`\\tag`, or a top-level `;` (the fill format separates formulas with `;`).
     """
     stripped = text.strip()
-    sig = significant(stripped)
+    compact = _SPACING.sub("", stripped)
+    sig = compact.replace("{", "").replace("}", "").rstrip(".,")  # `significant(stripped)`
     balanced, nested, semicolon = _brace_profile(stripped)
     if not balanced or len(_LEFT.findall(stripped)) != len(_RIGHT.findall(stripped)):
         return "unbalanced_braces"
-    if len(sig) <= 2 or _LONE_COMMAND.fullmatch(_SPACING.sub("", stripped).rstrip(".,")):
+    if len(sig) <= 2 or _LONE_COMMAND.fullmatch(compact.rstrip(".,")):
         return "too_short"
-    compact = _SPACING.sub("", stripped)
     if _TEXT_ONLY.match(compact):
         return "text_only"
     if _BARE_NUMBER_OR_UNIT.match(compact):

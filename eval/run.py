@@ -46,14 +46,13 @@ from eval.passk import passk_curve
 from eval.plots import plot_passk_curves
 from eval.samples import SampleStore
 from eval.tables import run_report
+from mrtasks.logs import PROJECT_LOGGERS  # the only loggers --log-level / -v change
 from mrtasks.prompts import outcome_messages
 from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
 
 logger = logging.getLogger("eval.run")
 
 SAMPLES, CONFIG, SUMMARY, TABLE, PLOT = "samples.jsonl", "config.json", "summary.json", "table.md", "passk.png"
-# This project's loggers: the only ones --log-level / -v change.
-PROJECT_LOGGERS = ("eval", "mrtasks")
 # Problems per benchmark a seed range is reserved for (problem p of benchmark b starts at
 # seed + (b * SEED_STRIDE + p) * n), far above any benchmark's size.
 SEED_STRIDE = 100_000

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mrtasks.logs import PROJECT_LOGGERS
 from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
 from training.config import (
     EXPLICIT_KEYS,
@@ -48,8 +49,6 @@ logger = logging.getLogger("training.run")
 
 SUMMARY_FILE = "training_summary.json"
 REWARD_LOG_FILE = "reward_log.jsonl"
-# This project's loggers: the only ones -v raises.
-PROJECT_LOGGERS = ("training", "eval", "mrtasks")
 
 # Exit codes (documented in --help).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DATA, EXIT_MODEL, EXIT_OUTPUT = 0, 1, 2, 3, 4, 5
@@ -637,7 +636,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def setup_logging(verbose: bool) -> None:
-    """INFO (DEBUG with -v) for this project's loggers; other libraries stay at WARNING."""
+    """INFO (DEBUG with -v) for this project's loggers; other libraries stay at WARNING.
+    (`mrtasks.logs.configure_logging` with timestamps: a stage runs for hours.)"""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for name in PROJECT_LOGGERS:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.INFO)

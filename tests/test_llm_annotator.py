@@ -499,6 +499,8 @@ def test_config_rejects_bad_values():
         LLMConfig(base_url="http://localhost:8000/v1")
     with pytest.raises(ValueError):
         LLMConfig(model="m", concurrency=0)
+    with pytest.raises(ValueError, match="min_step_coverage"):
+        LLMConfig(model="m", min_step_coverage=1.5)
 
 
 def test_cache_file_that_is_not_sqlite_is_a_clear_error(tmp_path: Path):

@@ -138,14 +138,14 @@ class LLMConfig:
             raise ValueError("max_tokens must be >= 1 (or None for the endpoint's default)")
         if self.max_response_bytes < 1024:
             raise ValueError("max_response_bytes must be >= 1024")
+        if not 0.0 <= self.min_step_coverage <= 1.0:
+            raise ValueError("min_step_coverage must be in [0, 1]")
 
     @property
     def endpoint(self) -> str:
         """The base URL requests go to (part of the cache key)."""
         url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         return url.rstrip("/")
-        if not 0.0 <= self.min_step_coverage <= 1.0:
-            raise ValueError("min_step_coverage must be in [0, 1]")
 
 
 @functools.lru_cache(maxsize=1)

@@ -19,8 +19,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from mrtasks.curate.heuristic import theorem_names_equal
 from mrtasks.rewards import equivalence
-from mrtasks.rewards.equivalence import MAX_ANSWER_CHARS, normalize
+from mrtasks.rewards.equivalence import MAX_ANSWER_CHARS, Verdict, normalize
 from mrtasks.rewards.parsing import extract_answer, split_top_level, strip_wrappers
 from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import MASKED_THEN_FILL
@@ -51,38 +52,22 @@ def similarity(pred: str, ref: str) -> float:
 def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
     """Three-valued verdicts for (fill, mask) pairs: True equivalent, False decided not, None undecided.
 
-    The checker's `judge_batch` (EQUAL / DIFFERENT / UNDECIDED); with a checker that has none, an
-    adapter over its tiers: the in-process verdict where it decides, the sandboxed MathRuler tier
-    for the rest (a "yes" there is equivalent, anything else undecided). Theorem names known to
-    the curation lexicon are then decided by canonical name (`Pythagoras' theorem` is the
-    `Pythagorean theorem`; `AM-GM` is not `Cauchy-Schwarz`).
+    The checker's `judge_batch` (EQUAL / DIFFERENT / UNDECIDED). Theorem names known to the
+    curation lexicon are then decided by canonical name (`Pythagoras' theorem` is the
+    `Pythagorean theorem`; `AM-GM` is not `Cauchy-Schwarz`), once per distinct pair.
     """
-    judge = getattr(equivalence, "judge_batch", None)
-    if judge is not None:
-        three = {"equal": True, "different": False, "undecided": None}
-        verdicts: list[bool | None] = [three.get(getattr(v, "value", v), v) for v in judge(pairs, strip_lhs=False)]
-    else:
-        verdicts = [equivalence.quick_equal(p, r, strip_lhs=False) for p, r in pairs]
-        todo = [i for i, v in enumerate(verdicts) if v is None]
-        if todo:
-            for i, same in zip(todo, equivalence.equal_batch([pairs[i] for i in todo], strip_lhs=False)):
-                verdicts[i] = True if same else None
-    names_equal = _theorem_names_equal()
-    if names_equal is not None:
-        for i, v in enumerate(verdicts):
-            if v is not True:  # theorem names match by the lexicon's canonical name and aliases
-                same = names_equal(*pairs[i])
-                verdicts[i] = v if same is None else same
+    verdicts: list[bool | None] = [_THREE[v] for v in equivalence.judge_batch(pairs, strip_lhs=False)]
+    names: dict[tuple[str, str], bool | None] = {}  # a prompt's rollouts repeat (fill, mask) pairs
+    for i, v in enumerate(verdicts):
+        if v is not True:
+            if pairs[i] not in names:
+                names[pairs[i]] = theorem_names_equal(*pairs[i])
+            if names[pairs[i]] is not None:
+                verdicts[i] = names[pairs[i]]
     return verdicts
 
 
-def _theorem_names_equal() -> Any:
-    """The curation lexicon's `theorem_names_equal(a, b) -> bool | None`, when it is there."""
-    try:
-        from mrtasks.curate.heuristic import theorem_names_equal
-    except ImportError:
-        return None
-    return theorem_names_equal
+_THREE = {Verdict.EQUAL: True, Verdict.DIFFERENT: False, Verdict.UNDECIDED: None}
 
 
 _TOKEN = re.compile(r"\\[a-zA-Z]+|\d+(?:\.\d+)?|\S")

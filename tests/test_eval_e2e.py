@@ -150,7 +150,7 @@ def test_resume_keeps_finished_problems_and_redoes_broken_ones(args, tmp_path, c
     assert summary["benchmarks"]["aime24"]["pass@k"]["1"] == pytest.approx(1 / 4 / 2)
 
 
-def test_same_seed_same_samples_and_settings_are_checked_on_resume(args, tmp_path):
+def test_same_seed_same_samples_and_settings_are_checked_on_resume(args, tmp_path, capsys):
     main(args + ["--max-problems", "1"])
     again = [a.replace(str(tmp_path / "out"), str(tmp_path / "again")) for a in args]
     main(again + ["--max-problems", "1"])
@@ -160,9 +160,11 @@ def test_same_seed_same_samples_and_settings_are_checked_on_resume(args, tmp_pat
         main(args + ["--max-problems", "1", "--temperature", "1.0"])
     assert stopped.value.code == EXIT_USAGE
     # problems_per_call regroups the transformers backend's seeded calls: part of the resume key too.
-    with pytest.raises(SystemExit):
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
         main([a if a != "1" or i != args.index("--problems-per-call") + 1 else "2" for i, a in enumerate(args)]
              + ["--max-problems", "1"])
+    assert stopped.value.code == EXIT_USAGE and "problems_per_call: 1 -> 2" in capsys.readouterr().err
     main(args + ["--max-problems", "1", "--temperature", "1.0", "--overwrite"])
     config = json.loads((tmp_path / "out" / "config.json").read_text())
     assert config["temperature"] == 1.0 and config["backend_info"]["name"] == "transformers"

@@ -28,7 +28,8 @@ def process_reward(
     n = len(completions)
     task = column(task, n)
     out: list[float | None] = [None] * n
-    for name in list_tasks():
+    known = list_tasks()
+    for name in known:
         rows = [i for i in range(n) if task[i] == name]
         if not rows:
             continue
@@ -37,7 +38,7 @@ def process_reward(
         reward = get_reward(get_task(name).reward, **{k: v for k, v in options.items() if k in accepted})
         for i, r in zip(rows, reward([completions[i] for i in rows], task=[name] * len(rows), **sub)):
             out[i] = r
-    unknown = sorted({str(t) for t in task if t not in list_tasks()})
+    unknown = sorted({str(t) for t in task if t not in known})
     if unknown:
         logger.warning("process reward: no reward for task(s) %s; those rows get None", unknown)
     return out

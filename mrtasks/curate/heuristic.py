@@ -391,7 +391,7 @@ def _row_spans(text: str, s: MathSpan) -> list[MathSpan]:
     return _split_rows(text, body_start, j, s.outer_start, s.outer_end)
 
 
-def _all_boxes(text: str, a: int, b: int) -> list[tuple[int, int]]:
+def boxed_spans(text: str, a: int, b: int) -> list[tuple[int, int]]:
     """The inside of every `\\\\boxed{...}` in text[a:b], outermost first."""
     out, i = [], a
     while (i := text.find("\\boxed", i, b)) >= 0:
@@ -453,7 +453,7 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) 
     Candidates never overlap.
     """
     spans, skipped = _math_spans(solution)
-    boxes = _all_boxes(solution, 0, len(solution))
+    boxes = boxed_spans(solution, 0, len(solution))
     final = _key(solution[boxes[-1][0] : boxes[-1][1]]) if boxes else None
     rows: list[MathSpan] = []
     for s in spans:
@@ -468,7 +468,7 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) 
             # The content of each box is the candidate, so that the span never holds a box (the
             # fill format is `\\boxed{..}`); a box showing the final answer (the last box's
             # content) is an answer candidate, so that masking it hides the answer.
-            for ba, bb in _all_boxes(solution, a, b):
+            for ba, bb in boxed_spans(solution, a, b):
                 ba, bb = _trim(solution, ba, bb, rhs=False)
                 inner = solution[ba:bb]
                 if ba >= bb or "\\boxed" in inner:

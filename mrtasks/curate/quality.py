@@ -21,7 +21,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
-from mrtasks.curate.heuristic import junk_reason
+from mrtasks.curate.heuristic import boxed_spans, junk_reason
 from mrtasks.rewards.parsing import last_boxed
 from mrtasks.rewards.step_order import order_score
 from mrtasks.tasks import MASK_TOKEN, MASKED_THEN_FILL, STEP_REORDERING, TRAJECTORIES, list_tasks
@@ -45,21 +45,7 @@ def copied_from_problem(mask: str, problem: str) -> bool:
 
 def _boxes(text: str) -> list[str]:
     """The contents of every `\\boxed{...}` (balanced braces) in text."""
-    out, i = [], 0
-    while (i := text.find("\\boxed", i)) >= 0:
-        j = text.find("{", i)
-        if j < 0 or text[i + 6 : j].strip():
-            i += 6
-            continue
-        depth, k = 0, j
-        while k < len(text):
-            depth += (text[k] == "{") - (text[k] == "}")
-            if depth == 0:
-                break
-            k += 1
-        out.append(text[j + 1 : k])
-        i = k
-    return out
+    return [text[a:b] for a, b in boxed_spans(text, 0, len(text))]
 
 
 def visible_boxed_answer(masked_solution: str, solution: str | None = None) -> bool:

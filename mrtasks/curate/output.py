@@ -4,7 +4,7 @@
 
     with OutputFolder(out) as folder:      # lock, refuse a foreign folder, check writability
         ...run the pipeline, write into folder.stage...
-        folder.commit(files)               # swap the staged build in with renames
+        folder.commit()                    # swap the staged build in with renames
 
 - **Marker.** A build folder's `build_stats.json` carries `"mrtasks_build": {"format": 1, "files": [...]}`,
   the files that build wrote. `--out` on a non-empty folder without it (a wrong path, `.`, someone's

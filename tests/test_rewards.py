@@ -277,3 +277,16 @@ def test_theorem_name_masks_match_by_canonical_name():
     masks = [["Pythagorean theorem", "AM-GM inequality"]]
     assert mask_fill([boxed("Pythagoras theorem", "AM-GM")], masks=masks) == [1.0]  # aliases
     assert mask_fill([boxed("Pythagorean theorem", "Cauchy-Schwarz inequality")], masks=masks) == [0.5]
+
+
+def test_every_reward_takes_trls_extra_arguments():
+    """TRL (>= 0.20) also passes `trainer_state`, `log_extra` and `log_metric`: not columns."""
+    from transformers import TrainerState
+
+    completions = [boxed("x"), "\\boxed{1, 0, 2}", "\\boxed{7}"]
+    columns = dict(masks=[["x"], None, None], order=[None, [1, 0, 2], None], answer=[None, None, "7"],
+                   task=[MASKED_THEN_FILL, STEP_REORDERING, OUTCOME])  # fmt: skip
+    extra = dict(trainer_state=TrainerState(), log_extra=lambda *a, **k: None, log_metric=lambda *a, **k: None)
+    assert process(completions, **columns, **extra) == [1.0, 1.0, 1.0]
+    for name in list_rewards():
+        assert get_reward(name)(completions, **columns, **extra) == get_reward(name)(completions, **columns), name

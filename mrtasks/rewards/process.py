@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from mrtasks.rewards.registry import column, get_reward, register, reward_options, safe_reward
+from mrtasks.rewards.registry import _is_column, column, get_reward, register, reward_options, safe_reward
 from mrtasks.tasks import get_task, list_tasks
 
 logger = logging.getLogger(__name__)
@@ -33,7 +33,9 @@ def process_reward(
         rows = [i for i in range(n) if task[i] == name]
         if not rows:
             continue
-        sub = {k: [v[i] for i in rows] for k, v in columns.items() if v is not None and len(v) == n}
+        # per-row columns are sliced to the task's rows; anything else (TRL's `trainer_state`,
+        # `log_metric`, ...) is passed on as it is
+        sub = {k: ([v[i] for i in rows] if _is_column(v) else v) for k, v in columns.items()}
         accepted = reward_options(get_task(name).reward)
         reward = get_reward(get_task(name).reward, **{k: v for k, v in options.items() if k in accepted})
         for i, r in zip(rows, reward([completions[i] for i in rows], task=[name] * len(rows), **sub)):

@@ -18,7 +18,7 @@ from eval.passk import passk_curve
 from eval.run import EXIT_DATA, EXIT_MODEL, EXIT_OUTPUT, EXIT_USAGE, build_parser, main, problem_seed, prompt_messages
 from mrtasks.prompts import outcome_messages
 from tests.conftest import REPO_ROOT
-from tests.tiny_model import build_tiny_model, teach
+from training.tiny_model import build_tiny_model, teach
 
 
 @pytest.fixture(scope="module")

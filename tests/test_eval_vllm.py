@@ -5,7 +5,7 @@ import json
 import pytest
 
 from eval.run import main, prompt_messages
-from tests.tiny_model import build_tiny_model
+from training.tiny_model import build_tiny_model
 
 pytestmark = pytest.mark.gpu
 

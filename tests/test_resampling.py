@@ -121,7 +121,7 @@ def test_grpo_trainer_sees_new_rows_each_epoch(built, trajectories, tmp_path):
     """Real TRL: a tiny model, three epochs; the reward records the rows it is called with."""
     from trl import GRPOConfig, GRPOTrainer
 
-    from tests.tiny_model import build_tiny_model
+    from training.tiny_model import build_tiny_model
 
     ids = load_dataset(str(built), STEP_REORDERING, split="train")["id"][:4]
     ds, resampler = resampled_dataset(trajectories, STEP_REORDERING, ids=ids)
@@ -156,8 +156,8 @@ def test_grpo_trainer_sees_new_rows_each_epoch(built, trajectories, tmp_path):
 def test_training_run_stage1_error_correction_resamples_each_epoch(built, tmp_path, caplog):
     """`python -m training.run --stage 1 --task error_correction resample_per_epoch=true` on a tiny
     model: two epochs of real GRPO steps, the callback moves the rows to epoch 1, rewards are logged."""
-    from tests.tiny_model import build_tiny_model, teach
     from training.run import main
+    from training.tiny_model import build_tiny_model, teach
 
     spec = get_task(ERROR_CORRECTION)
     rows = load_dataset(str(built), ERROR_CORRECTION, split="train").to_list()

@@ -385,8 +385,8 @@ def teaching_examples(dataset: Path) -> tuple[list[str], list]:
 def test_over_long_prompts_are_dropped_and_counted(built_dataset, tmp_path):
     from transformers import AutoTokenizer
 
-    from tests.tiny_model import build_tiny_model
     from training.run import DataError, load_prompts
+    from training.tiny_model import build_tiny_model
 
     texts, _ = teaching_examples(built_dataset)
     tokenizer = AutoTokenizer.from_pretrained(build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024))
@@ -423,7 +423,7 @@ def reward_logs(stage_dir: Path) -> list[dict]:
 def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
     from transformers import AutoModelForCausalLM
 
-    from tests.tiny_model import build_tiny_model, teach
+    from training.tiny_model import build_tiny_model, teach
 
     texts, pairs = teaching_examples(built_dataset)
     base = teach(build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024), pairs, steps=60, prompt_tokens=64)
@@ -488,7 +488,7 @@ def test_stage1_step_reordering_resumes_from_its_checkpoint(built_dataset, tmp_p
     """Step-Reordering on a tiny model carrying R1-Distill's real chat template and special tokens:
     the think block is detected from the template and passed to the reward, the recipe's stop token
     exists, and an interrupted stage resumes from checkpoint-2."""
-    from tests.tiny_model import build_tiny_model
+    from training.tiny_model import build_tiny_model
 
     texts, _ = teaching_examples(built_dataset)
     base = build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024, family="r1-distill-qwen")
@@ -522,7 +522,7 @@ def run_cli(argv: list[str], cwd: Path = REPO_ROOT) -> subprocess.CompletedProce
 
 
 def test_everyday_errors_are_one_line_with_their_exit_code(built_dataset, tmp_path):
-    from tests.tiny_model import build_tiny_model
+    from training.tiny_model import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny", ["What is $1+1$? \\boxed{2}"], vocab_size=300)
     common = ["--recipe", "qwen2.5-3b", "--stage", "1", *SMOKE_OVERRIDES]
@@ -580,7 +580,7 @@ def _has_cuda() -> bool:
 @pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA device")
 def test_stage1_runs_on_cuda_in_bf16(built_dataset, tmp_path):
     """The same smoke run on a GPU with the recipes' precision (fp32 weights, bf16 autocast)."""
-    from tests.tiny_model import build_tiny_model
+    from training.tiny_model import build_tiny_model
 
     texts, _ = teaching_examples(built_dataset)
     base = build_tiny_model(tmp_path / "tiny", texts, vocab_size=1024)
@@ -600,3 +600,18 @@ def test_partial_credit_reaches_every_reward_that_takes_it():
     assert reward_options(run, "masked_then_fill", False) == {"think_prefilled": False, "partial_credit": "all"}
     assert reward_options(run, "process", True) == {"think_prefilled": True, "partial_credit": "all"}  # handed on per row
     assert reward_options(run, "step_reordering", False) == {"think_prefilled": False}
+
+
+def test_tiny_model_cli_writes_a_loadable_chat_model(tmp_path):
+    pytest.importorskip("transformers")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from training.tiny_model import main
+
+    assert main([str(tmp_path / "m"), "--family", "qwen2.5", "--hidden-size", "32"]) == 0
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path / "m")
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "m")
+    assert model.config.hidden_size == 32
+    text = tokenizer.apply_chat_template([{"role": "user", "content": "What is $1+1$?"}], tokenize=False, add_generation_prompt=True)
+    assert text.endswith("<|im_start|>assistant\n")
+    assert tokenizer.decode(tokenizer("\\boxed{2}")["input_ids"]) == "\\boxed{2}"

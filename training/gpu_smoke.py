@@ -85,7 +85,7 @@ def planned_commands(work: str = "WORK") -> list[str]:
     """What the smoke run executes (also what the no-CUDA report lists)."""
     cmds = [f"python -m mrtasks.build --out {work}/tasks"]
     for recipe, family in RECIPES.items():
-        cmds.append(f"tests.tiny_model.build_tiny_model({work}/{family}, family={family!r})  # real template + tokens")
+        cmds.append(f"training.tiny_model.build_tiny_model({work}/{family}, family={family!r})  # real template + tokens")
         cmds.append(
             f"python -m training.run --recipe {recipe} --stage all --task {TASK} --dataset {work}/tasks "
             f"--output-dir {work}/{recipe} model_name_or_path={work}/{family} generation=vllm|transformers "
@@ -148,7 +148,7 @@ def smoke(work: Path, cpu: bool = False) -> dict[str, Any]:
     from datasets import load_dataset
 
     sys.path.insert(0, str(REPO_ROOT))
-    from tests.tiny_model import build_tiny_model
+    from training.tiny_model import build_tiny_model
 
     result: dict[str, Any] = {"runs": [], "evals": [], "skipped": [], "failed": []}
     vllm_ok, vllm_why = (False, "CPU check") if cpu else importable("vllm")

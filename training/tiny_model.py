@@ -1,4 +1,9 @@
-"""Build a tiny, randomly initialised Qwen2 chat model locally, for tests (nothing is downloaded).
+"""Build a tiny, randomly initialised Qwen2 chat model locally (nothing is downloaded).
+
+Used by the tests, the GPU smoke run and the offline walkthrough in the README:
+
+    python -m training.tiny_model outputs/tiny-model              # tokenizer trained on the bundled sample
+    python -m training.tiny_model outputs/tiny-model --family qwen2.5 --dataset outputs/demo
 
 `build_tiny_model(out_dir, texts)` trains a byte-level BPE tokenizer on `texts` with
 `tokenizers`, gives it a ChatML chat template (the one Qwen2 uses), and saves a 2-layer Qwen2
@@ -17,7 +22,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import argparse
+import logging
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 # The ChatML template (as in Qwen2): `add_generation_prompt` opens the assistant turn.
@@ -173,3 +181,52 @@ def teach(
         optimizer.zero_grad()
     model.save_pretrained(model_dir)
     return Path(model_dir)
+
+
+def _texts(dataset: str | None) -> Iterator[str]:
+    """Problems and solutions of the bundled sample, or every prompt of a build's configs."""
+    if dataset is None:
+        from importlib import resources
+
+        from mrtasks.jsonl import iter_jsonl
+
+        with resources.as_file(resources.files("mrtasks") / "data" / "sample.jsonl") as path:
+            for _, row in iter_jsonl(path):
+                yield row.get("problem", "")
+                yield row.get("solution", "")
+        return
+    from datasets import get_dataset_config_names, load_dataset
+
+    for config in get_dataset_config_names(dataset):
+        for split in load_dataset(dataset, config).values():
+            for row in split:
+                for message in row.get("prompt") or []:
+                    yield message["content"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m training.tiny_model",
+        description="Save a tiny random Qwen2 chat model and its BPE tokenizer to OUT (offline, CPU; for smoke runs).",
+    )
+    p.add_argument("out", help="folder to write (created; files in it are replaced)")
+    p.add_argument("--dataset", help="a build folder whose prompts train the tokenizer (default: the bundled sample)")
+    p.add_argument("--family", choices=sorted(FAMILIES), help="use that paper model's chat template and special tokens")
+    p.add_argument("--vocab-size", type=int, default=1024)
+    p.add_argument("--hidden-size", type=int, default=64)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        out = build_tiny_model(args.out, _texts(args.dataset), vocab_size=args.vocab_size, hidden_size=args.hidden_size,
+                               num_layers=args.layers, seed=args.seed, family=args.family)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    logging.getLogger(__name__).info("tiny model written to %s", out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

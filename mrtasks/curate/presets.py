@@ -285,20 +285,32 @@ def normalize_mapped(row: Row, i: int, spec: SourceSpec) -> list[Result]:
 
 # --- The registry ----------------------------------------------------------------------------
 
+
+def _read_synthetic(spec: SourceSpec) -> Any:
+    """Rows of `synthetic[:arith][:size=N,difficulty=D,seed=S]` (imported on use)."""
+    from mrtasks.curate.synthetic import read_rows
+
+    return read_rows(spec)
+
+
 Normalizer = Callable[[Row, int, "SourceSpec"], list[Result]]
 
 
 @dataclass(frozen=True)
 class Preset:
     """One named source format. `kind`: `file` (needs a path), `hub` (a pinned Hub dataset),
-    `bundled` (the packaged sample) or `folder` (`corpora:DIR`, expanded into file presets)."""
+    `bundled` (the packaged sample), `folder` (`corpora:DIR`, expanded into file presets) or
+    `generated` (rows made by `read(spec)`; the optional path names the generator)."""
 
     name: str
     normalize: Normalizer
     kind: str = "file"
     repo: str | None = None
     revision: str | None = None
-    """The pinned Hub commit a `hub` preset reads (`revision=` in the spec overrides it)."""
+    """The pinned Hub commit a `hub` preset reads (`revision=` in the spec overrides it); for a
+    `generated` preset, the generator's version."""
+    read: Callable[[SourceSpec], Any] | None = None
+    """`generated` presets: the spec -> an iterator of raw rows."""
 
 
 PRESET_REGISTRY: dict[str, Preset] = {}
@@ -310,10 +322,12 @@ HUB_PRESETS: dict[str, str] = {}
 
 def register_preset(preset: Preset) -> Preset:
     """Add a preset (a new corpus format = one normalizer and one call here)."""
-    if preset.kind not in ("file", "hub", "bundled", "folder"):
+    if preset.kind not in ("file", "hub", "bundled", "folder", "generated"):
         raise ValueError(f"unknown preset kind {preset.kind!r}")
     if preset.kind == "hub" and not (preset.repo and preset.revision):
         raise ValueError(f"hub preset {preset.name!r} needs a repo and a pinned revision")
+    if (preset.kind == "generated") != (preset.read is not None):
+        raise ValueError(f"preset {preset.name!r}: a `generated` preset, and only one, has a reader")
     PRESET_REGISTRY[preset.name] = preset
     PRESETS[preset.name] = preset.normalize
     if preset.kind == "hub":
@@ -339,5 +353,7 @@ for _preset in (
     Preset("deeptheorem", normalize_deeptheorem, "hub", DEEPTHEOREM_REPO, DEEPTHEOREM_REVISION),
     Preset("sample", normalize_sample, "bundled"),
     Preset("corpora", normalize_sample, "folder"),  # expanded into the file presets by `expand_specs`
+    # Synthetic worked solutions for the CPU learning testbed (mrtasks.curate.synthetic).
+    Preset("synthetic", normalize_sample, "generated", revision="arith-v1", read=_read_synthetic),
 ):
     register_preset(_preset)

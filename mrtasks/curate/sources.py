@@ -9,6 +9,8 @@ A source is named on the command line by a spec string, `NAME[:PATH][:key=value,
 - a Hub preset without a path: `deepmath` (zwhe99/DeepMath-103K) or `deeptheorem`
   (Jiahao004/DeepTheorem), read at a pinned revision (`revision=` overrides it);
 - `sample`: the small corpus bundled with the package (the default; works offline);
+- `synthetic[:arith][:size=N,difficulty=D,seed=S]`: generated arithmetic worked solutions
+  (`mrtasks.curate.synthetic`, for the CPU learning testbed);
 - any `.jsonl`/`.json`/`.parquet` file with a field mapping, e.g.
   `file.jsonl:problem=question,solution=answer,kind=computation`. Mapping keys: `problem`,
   `solution`, `answer`, `id` (field names), `kind` (`proof`/`computation`, or a field name),
@@ -159,6 +161,8 @@ def parse_source(spec: str) -> SourceSpec:
             if path:
                 raise SourceError(f"{head} takes no path (got {path!r}); use a mapped file instead")
             return SourceSpec(head, None, options)
+        if preset.kind == "generated":  # the optional path names the generator (`synthetic:arith`)
+            return SourceSpec(head, path or None, options)
         if not path:
             raise SourceError(f"{head} needs a path: {head}:PATH")
         return SourceSpec(head, path, options)
@@ -275,8 +279,11 @@ def expand_specs(specs: list[SourceSpec]) -> list[SourceSpec]:
 
 def iter_source(spec: SourceSpec) -> Iterator[Result]:
     """Every row of one source as a bare Trajectory or a Drop, at most `limit` rows read."""
+    generated = get_preset(spec.preset)
     if spec.preset in HUB_PRESETS:
         rows: Iterator[Row | Drop] = read_hub(spec)
+    elif generated is not None and generated.read is not None:
+        rows = generated.read(spec)
     elif spec.preset == "sample":
         rows = read_jsonl(sample_path())
     else:

@@ -4,7 +4,10 @@ The fixture (`tests/data/annotator_gold.jsonl`) holds, for solutions of ../share
 (referenced by id; the text is read from the corpora, never copied), the key formulas and theorem
 names a careful annotator following the paper's Appendix A picks, ranked, and the start of each
 step. The labels were written and committed before the ranking was tuned; rows marked `heldout`
-were never looked at while tuning and are reported separately.
+were never looked at while tuning and are reported separately. A fixture whose texts live in
+other local files is read with `--source SPEC` (the build's source syntax, repeatable) instead of
+`--corpora`; `tests/data/ANNOTATOR_GOLD.md` says how to recreate them. `--by kind|source` adds
+figures per group.
 
 Figures (micro-averaged over rows):
 - top-7 precision: the share of the annotator's first 7 formulas that are gold formulas;
@@ -131,14 +134,18 @@ class Tally:
         }
 
 
-def load_fixture(fixture: Path, corpora: Path) -> list[tuple[dict[str, Any], Trajectory]]:
-    """The fixture rows with their trajectories read from the corpora (checked by hash)."""
+def load_fixture(
+    fixture: Path, corpora: Path, sources: list[str] | None = None
+) -> list[tuple[dict[str, Any], Trajectory]]:
+    """The fixture rows with their trajectories read from the corpora, or from `sources` (source
+    specs) when given; each text is checked against the row's hash."""
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 
     rows = read_jsonl(fixture)
     want = {r["id"] for r in rows}
     found: dict[str, Trajectory] = {}
-    for spec in expand_specs([parse_source(f"corpora:{corpora}")]):
+    where = ", ".join(sources) if sources else str(corpora)
+    for spec in expand_specs([parse_source(s) for s in sources or [f"corpora:{corpora}"]]):
         for t in iter_source(spec):
             if not isinstance(t, Drop) and t.id in want:
                 found[t.id] = t
@@ -146,7 +153,7 @@ def load_fixture(fixture: Path, corpora: Path) -> list[tuple[dict[str, Any], Tra
     for r in rows:
         t = found.get(r["id"])
         if t is None:
-            raise ValueError(f"fixture id {r['id']} not found in {corpora}")
+            raise ValueError(f"fixture id {r['id']} not found in {where}")
         if hashlib.sha256(t.solution.encode()).hexdigest()[:16] != r["solution_sha256"]:
             raise ValueError(f"the solution of {r['id']} changed since it was labelled")
         out.append((r, t))
@@ -192,21 +199,32 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0])
     p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE, help="labelled JSONL (default: the bundled fixture)")
     p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help=f"corpora folder (default: {DEFAULT_CORPORA})")
+    p.add_argument("--source", action="append", metavar="SPEC",
+                   help="read the solutions from this source instead of --corpora (build syntax, e.g. "
+                   "FILE.jsonl:kind=kind,id=id,name=external; repeatable)")
+    p.add_argument("--by", choices=("kind", "source"), help="also report the figures per fixture kind or source")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--misses", action="store_true", help="also list the top-7 formulas that are not gold")
     args = p.parse_args(argv)
-    items = load_fixture(args.fixture, args.corpora)
+    try:
+        items = load_fixture(args.fixture, args.corpora, args.source)
+    except ValueError as e:  # a missing row, a changed text or a bad spec: one line, not a traceback
+        p.error(str(e))
     annotator = HeuristicAnnotator()
     tallies = evaluate(items, annotator.annotate_one)
     figures = {name: t.figures() for name, t in tallies.items()}
+    for group in sorted({gold[args.by] for gold, _ in items}) if args.by else []:
+        part = [(gold, traj) for gold, traj in items if gold[args.by] == group]
+        figures |= {f"{group}/{name}": t.figures() for name, t in evaluate(part, annotator.annotate_one).items() if t.rows}
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
         print(f"heuristic annotator vs {args.fixture.name} ({len(items)} solutions)")
         cols = list(figures["all"])
-        print(f"  {'split':8}" + "".join(f"{c:>22}" for c in cols))
+        width = max(8, *map(len, figures))
+        print(f"  {'split':{width}}" + "".join(f"{c:>22}" for c in cols))
         for name, f in figures.items():
-            print(f"  {name:8}" + "".join(f"{f[c]:>22}" for c in cols))
+            print(f"  {name:{width}}" + "".join(f"{f[c]:>22}" for c in cols))
     if args.misses:
         for m in tallies["all"].misses:
             print(f"  not gold: {m['id']}: {m['wrong'][:100]!r}")

@@ -41,7 +41,7 @@ from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
 from mrtasks.logs import configure_logging
-from mrtasks.rewards.pool import OFFLINE_TIMEOUT_S, configure_pool
+from mrtasks.mathcheck import OFFLINE_TIMEOUT_S, configure_pool
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
 
 logger = logging.getLogger("mrtasks.build")

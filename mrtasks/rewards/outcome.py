@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mrtasks.rewards.equivalence import equal_batch
+from mrtasks.mathcheck import equal_batch
 from mrtasks.rewards.parsing import final_answer_parts
 from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import OUTCOME

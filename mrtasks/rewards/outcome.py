@@ -30,7 +30,7 @@ def outcome_reward(
     think_prefilled: bool = False,
     **kwargs: Any,
 ) -> list[float | None]:
-    """1.0 when the final answer equals `answer` symbolically or numerically: `parsing.final_boxes`,
+    """1.0 when the final answer equals `answer` symbolically or numerically: `parsing.final_answer_parts`,
     the last `\\boxed{}` of the answer region (after `</think>`, before any end-of-turn token) with
     the boxes joined to it by and/or/commas (or each of those boxes). 0.0 otherwise (no box, unfinished thinking included).
     None for other tasks' rows."""

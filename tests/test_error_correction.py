@@ -10,16 +10,11 @@ import pytest
 from datasets import load_dataset
 
 from mrtasks.build import main as build_main
+from mrtasks.mathcheck import numeric_truth, theorem_key
 from mrtasks.prompts import ERROR_CORRECTION_SYSTEM_PROMPT
 from mrtasks.rewards import get_reward, list_rewards
 from mrtasks.tasks import ERROR_CORRECTION, ErrorCorrectionConfig, NotEligible, get_task, list_tasks, make_error_correction
-from mrtasks.tasks.error_correction import (
-    candidate_edits,
-    decided_not_equal,
-    formula_edits,
-    numeric_truth,
-    theorem_key,
-)
+from mrtasks.tasks.error_correction import candidate_edits, decided_not_equal, formula_edits
 from mrtasks.trajectory import Formula, Trajectory
 
 reward = get_reward(ERROR_CORRECTION)

@@ -15,9 +15,9 @@ from mrtasks.curate.heuristic import (
     find_candidates,
     junk_reason,
     split_steps,
-    theorem_names_equal,
 )
 from mrtasks.curate.sources import expand_specs, iter_source, parse_source
+from mrtasks.mathcheck import theorem_names_equal
 from mrtasks.trajectory import Trajectory
 
 ALL = {"max_mask_share": 1.0}  # offer every candidate (the cap is tested on its own)

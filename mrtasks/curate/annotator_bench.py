@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from mrtasks.curate.base import Drop
-from mrtasks.curate.heuristic import HeuristicAnnotator, theorem_names_equal
+from mrtasks.curate.heuristic import HeuristicAnnotator
 from mrtasks.jsonl import read_jsonl
+from mrtasks.mathcheck import theorem_names_equal
 from mrtasks.trajectory import Trajectory
 
 logger = logging.getLogger(__name__)

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  task construction  {_rate(len(annotated), t_tasks)}")
     print(f"  pipeline (no I/O)  {_rate(len(trajs), t_all)}")
     if args.write:
-        from mrtasks.build import write_dataset
+        from mrtasks.curate.write import write_dataset
 
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()

@@ -14,14 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mrtasks.curate.base import Drop
 from mrtasks.text import strip_math_delimiters, strip_think
 from mrtasks.trajectory import KINDS, Trajectory
-
-if TYPE_CHECKING:
-    from mrtasks.curate.sources import SourceSpec
 
 DEEPMATH_REPO = "zwhe99/DeepMath-103K"
 DEEPMATH_REVISION = "0406dc9d807ab2bfe11423c84468a234c8be18c1"
@@ -43,6 +40,21 @@ CORPORA_FILES: dict[str, str] = {
 
 Row = dict[str, Any]
 Result = Trajectory | Drop
+
+
+class SpecView(Protocol):
+    """What a normalizer reads of a parsed `--source` spec (`mrtasks.curate.sources.SourceSpec`).
+
+    Declared here, so that the presets never import the module that parses specs and reads files
+    (which imports the presets)."""
+
+    options: dict[str, str]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def solutions(self) -> int: ...
 
 
 
@@ -150,7 +162,7 @@ def problem_origin(trajectory_id: str) -> str:
     return trajectory_id.split("#", 1)[0]
 
 
-def normalize_gsm8k(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_gsm8k(row: Row, i: int, spec: SpecView) -> list[Result]:
     rid = _rid(spec.name, row, i, None)
     raw = _text(row, "answer", rid)
     if isinstance(raw, Drop):
@@ -161,7 +173,7 @@ def normalize_gsm8k(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     return [make_trajectory(rid, spec.name, "computation", row.get("question"), solution, answer)]
 
 
-def normalize_olympiadbench(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_olympiadbench(row: Row, i: int, spec: SpecView) -> list[Result]:
     rid = _rid(spec.name, row, i, "id")
     problem = row.get("question")
     context = row.get("context")
@@ -184,7 +196,7 @@ def normalize_olympiadbench(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     ]
 
 
-def normalize_qwen_cot(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_qwen_cot(row: Row, i: int, spec: SpecView) -> list[Result]:
     """Model CoTs: keep only responses the file scores correct (`score[k] is True`)."""
     rid = _rid(spec.name, row, i, "idx")
     responses, scores = row.get("response"), row.get("score")
@@ -203,7 +215,7 @@ def normalize_qwen_cot(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     ]
 
 
-def normalize_proofnet(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_proofnet(row: Row, i: int, spec: SpecView) -> list[Result]:
     rid = _rid(spec.name, row, i, "id")
     proof = _text(row, "nl_proof", rid)
     if isinstance(proof, Drop):
@@ -211,7 +223,7 @@ def normalize_proofnet(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     return [make_trajectory(rid, spec.name, "proof", row.get("nl_statement"), strip_proof_env(proof))]
 
 
-def normalize_minif2f(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_minif2f(row: Row, i: int, spec: SpecView) -> list[Result]:
     rid = _rid(spec.name, row, i, "problem_name")
     proof = _text(row, "informal_proof", rid)
     if isinstance(proof, Drop):
@@ -222,7 +234,7 @@ def normalize_minif2f(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     return [make_trajectory(rid, spec.name, "proof", problem, clean_minif2f(proof))]
 
 
-def normalize_deepmath(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_deepmath(row: Row, i: int, spec: SpecView) -> list[Result]:
     """DeepMath-103K: question, final_answer, r1_solution_1..3 (R1 traces; the part after
     `</think>` is kept, the paper's o3-mini refine pass is `--refine` with the llm annotator)."""
     rid = _rid(spec.name, row, i, None)
@@ -239,7 +251,7 @@ def normalize_deepmath(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     ]
 
 
-def normalize_deeptheorem(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_deeptheorem(row: Row, i: int, spec: SpecView) -> list[Result]:
     """DeepTheorem: informal_theorem + proof (o3-mini proofs); ids from the `id` column."""
     rid = _rid(spec.name, row, i, "id")
     proof = _text(row, "proof", rid)
@@ -248,7 +260,7 @@ def normalize_deeptheorem(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     return [make_trajectory(rid, spec.name, "proof", row.get("informal_theorem"), strip_reasoning(proof))]
 
 
-def normalize_sample(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_sample(row: Row, i: int, spec: SpecView) -> list[Result]:
     """The bundled sample rows are already normalized records."""
     rid = _rid(spec.name, row, i, "id") if not isinstance(row.get("id"), str) else str(row["id"])
     return [
@@ -258,7 +270,7 @@ def normalize_sample(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     ]
 
 
-def normalize_mapped(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_mapped(row: Row, i: int, spec: SpecView) -> list[Result]:
     """A local file read through the spec's field mapping (see the module docstring)."""
     opts = spec.options
     rid = _rid(spec.name, row, i, opts.get("id"))
@@ -285,7 +297,7 @@ def normalize_mapped(row: Row, i: int, spec: SourceSpec) -> list[Result]:
 
 # --- The registry ----------------------------------------------------------------------------
 
-Normalizer = Callable[[Row, int, "SourceSpec"], list[Result]]
+Normalizer = Callable[[Row, int, SpecView], list[Result]]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from mrtasks.curate.heuristic import boxed_spans, junk_reason
-from mrtasks.rewards.parsing import last_boxed
+from mrtasks.mathcheck import last_boxed
 from mrtasks.rewards.step_order import order_score
 from mrtasks.tasks import MASK_TOKEN, MASKED_THEN_FILL, STEP_REORDERING, TRAJECTORIES, list_tasks
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mrtasks.jsonl import iter_jsonl
-from mrtasks.rewards.equivalence import equal_batch, safe_for_sympy
+from mrtasks.mathcheck import equal_batch, safe_for_sympy
 
 logger = logging.getLogger(__name__)
 

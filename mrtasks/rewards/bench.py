@@ -24,11 +24,10 @@ from typing import Any
 from tqdm import tqdm
 
 from mrtasks.jsonl import iter_jsonl
-from mrtasks.rewards.equivalence import safe_for_sympy
+from mrtasks.mathcheck import get_pool, safe_for_sympy
 from mrtasks.rewards.mask_fill import mask_fill_reward
 from mrtasks.rewards.outcome import outcome_reward
 from mrtasks.rewards.parsing import extract_answer
-from mrtasks.rewards.pool import get_pool
 from mrtasks.rewards.step_order import step_order_reward
 
 FILLER = (
@@ -170,9 +169,9 @@ class _FallbackCounter(logging.Handler):
 
 def _cold() -> None:
     """Empty the checker's caches so that every timed batch starts cold (comparable runs)."""
-    from mrtasks.rewards import equivalence
+    from mrtasks.mathcheck import answer, normalize, verdict
 
-    for fn in (equivalence._quick, equivalence.parse_answer, equivalence.normalize, equivalence.final_text):
+    for fn in (verdict._quick, answer.parse_answer, normalize.normalize, normalize.final_text):
         fn.cache_clear()
 
 

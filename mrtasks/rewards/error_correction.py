@@ -28,10 +28,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mrtasks.rewards.equivalence import equal_batch, normalize
-from mrtasks.rewards.parsing import extract_answer, split_top_level, strip_wrappers
+from mrtasks.mathcheck import equal_batch, split_top_level, strip_wrappers, theorem_key
+from mrtasks.mathcheck.normalize import normalize
+from mrtasks.rewards.parsing import extract_answer
 from mrtasks.rewards.registry import column, register, safe_reward
-from mrtasks.tasks.error_correction import ERROR_CORRECTION, theorem_key
+from mrtasks.tasks.error_correction import ERROR_CORRECTION
 
 STEP_CREDIT = 0.5
 """What the right step alone earns (the corrected formula earns the rest)."""

@@ -19,10 +19,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from mrtasks.curate.heuristic import theorem_names_equal
-from mrtasks.rewards import equivalence
-from mrtasks.rewards.equivalence import MAX_ANSWER_CHARS, Verdict, normalize
-from mrtasks.rewards.parsing import extract_answer, split_top_level, strip_wrappers
+from mrtasks.mathcheck import MAX_ANSWER_CHARS, Verdict, judge_batch, split_top_level, strip_wrappers, theorem_names_equal
+from mrtasks.mathcheck.normalize import normalize
+from mrtasks.rewards.parsing import extract_answer
 from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import MASKED_THEN_FILL
 
@@ -53,10 +52,10 @@ def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
     """Three-valued verdicts for (fill, mask) pairs: True equivalent, False decided not, None undecided.
 
     The checker's `judge_batch` (EQUAL / DIFFERENT / UNDECIDED). Theorem names known to the
-    curation lexicon are then decided by canonical name (`Pythagoras' theorem` is the
+    checker's lexicon (`mrtasks.mathcheck.theorems`) are then decided by canonical name (`Pythagoras' theorem` is the
     `Pythagorean theorem`; `AM-GM` is not `Cauchy-Schwarz`), once per distinct pair.
     """
-    verdicts: list[bool | None] = [_THREE[v] for v in equivalence.judge_batch(pairs, strip_lhs=False)]
+    verdicts: list[bool | None] = [_THREE[v] for v in judge_batch(pairs, strip_lhs=False)]
     names: dict[tuple[str, str], bool | None] = {}  # a prompt's rollouts repeat (fill, mask) pairs
     for i, v in enumerate(verdicts):
         if v is not True:

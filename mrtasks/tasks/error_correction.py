@@ -8,8 +8,8 @@ swapped theorem name; the answer is `\\boxed{k; corrected formula}`. In a seeded
 (`none_fraction`, default 0.2) nothing was changed and the answer is `\\boxed{none}`, so naming
 a step is never free.
 
-"Provably wrong": the equivalence checker (`mrtasks.rewards.equivalence`, its in-process tiers
-only, so construction stays deterministic and never waits on a worker) must *decide* that the
+"Provably wrong": the equivalence checker (`mrtasks.mathcheck.judge_in_process`, its in-process
+tiers only, so construction stays deterministic and never waits on a worker) must *decide* that the
 edited formula is not the original; an edit it cannot decide is not used. Theorem-name swaps
 are wrong by construction (two different theorems of one table group). Which trajectories are
 eligible does not depend on the seed or on the none draw: the none rows come from the same
@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mrtasks.mathcheck import Verdict, judge_in_process, numeric_truth, split_top_level, theorem_key
 from mrtasks.prompts import error_correction_messages
 from mrtasks.tasks.base import NotEligible, rng_for
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
@@ -93,19 +94,6 @@ THEOREM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("L'Hopital's rule", "chain rule", "product rule", "quotient rule"),
     ("Vieta's formulas", "Binomial Theorem", "Remainder Theorem"),
 )
-
-
-def theorem_key(name: str) -> str:
-    """A name's identity: letters only, lower case, without "the", possessive `'s` and a trailing "s".
-
-    `Rolle's theorem`, `Rolle theorem` and `the Rolle's Theorem` share a key; `Cauchy-Schwarz`
-    and `Cauchy–Schwarz` too.
-    """
-    text = re.sub(r"\\(?:text|textbf|textit|mathrm|emph)\s*\{([^{}]*)\}", r"\1", name).lower()
-    text = re.sub(r"['\u2019`]s\b", "", text)
-    text = re.sub(r"\bthe\b", " ", text)
-    words = re.findall(r"[a-z]+", text)
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
 
 
 def _name_pattern(name: str) -> str:
@@ -179,8 +167,6 @@ def formula_edits(formula: str) -> list[tuple[str, str]]:
 
 def _editable(formula: str, config: ErrorCorrectionConfig) -> bool:
     """Can this formula be an answer? Not too long, braces balanced, no box/tag, no top-level `;`."""
-    from mrtasks.rewards.parsing import split_top_level
-
     if not formula.strip() or len(formula) > config.max_formula_chars:
         return False
     if any(cmd in formula for cmd in ("\\boxed", "\\fbox", "\\tag")):
@@ -228,30 +214,6 @@ def candidate_edits(steps: list[str], formulas: list[str], config: ErrorCorrecti
     return edits
 
 
-def numeric_truth(formula: str) -> bool | None:
-    """True / False for a relation between constants (`42/2 = 21`, `3 < 5`), None otherwise."""
-    from mrtasks.rewards import equivalence, expr
-
-    try:
-        a = equivalence.parse_answer(formula, strip_lhs=False)
-        if a.kind != "relation" or len(a.parts) != len(a.rels) + 1:
-            return None
-        if any(p.node is None or expr.variables(p.node) for p in a.parts):
-            return None
-        values = [expr.evaluate(p.node, {}) for p in a.parts]
-    except (expr.ExprError, ArithmeticError, ValueError, TypeError):
-        return None  # a formula the checker cannot evaluate states nothing we can test
-    for rel, x, y in zip(a.rels, values, values[1:]):
-        same = expr.values_equal(x, y)
-        holds = {"=": same, "\\neq": not same, "<": x < y and not same, ">": x > y and not same,
-                 "\\leq": x < y or same, "\\geq": x > y or same}.get(rel)  # fmt: skip
-        if holds is None:
-            return None
-        if not holds:
-            return False
-    return True
-
-
 def decided_not_equal(corrupted: str, original: str) -> bool:
     """Does the checker *decide* that `corrupted` is not `original` (formulas: left sides kept)?
 
@@ -261,8 +223,6 @@ def decided_not_equal(corrupted: str, original: str) -> bool:
     (`44/2 = 21` vs `42/2 = 21`: both sides constant): a true statement edited into a false one
     is decided different.
     """
-    from mrtasks.rewards.equivalence import Verdict, judge_in_process
-
     if corrupted.strip() == original.strip():
         return False
     verdict = judge_in_process(corrupted, original, strip_lhs=False)

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mrtasks.prompts import masked_then_fill_messages
-from mrtasks.tasks import MASK_TOKEN, MASKED_THEN_FILL
 from mrtasks.tasks.base import NotEligible, rng_for
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.trajectory import Formula, Trajectory
+
+MASKED_THEN_FILL = "masked_then_fill"
+MASK_TOKEN = "<formula_masked>"
 
 
 @dataclass(frozen=True)

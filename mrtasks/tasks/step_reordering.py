@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mrtasks.prompts import step_reordering_messages
-from mrtasks.tasks import STEP_REORDERING
 from mrtasks.tasks.base import NotEligible, rng_for
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.trajectory import Trajectory
+
+STEP_REORDERING = "step_reordering"
 
 
 @dataclass(frozen=True)

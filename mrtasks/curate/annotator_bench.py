@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +38,11 @@ from mrtasks.trajectory import Trajectory
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "annotator_gold.jsonl"
-DEFAULT_CORPORA = Path("..") / "shared" / "data" / "corpora"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_FIXTURE = REPO_ROOT / "tests" / "data" / "annotator_gold.jsonl"
+# ../shared/data/corpora beside the checkout, wherever the command is run from.
+DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "data" / "corpora"
+FIXTURE_KEYS = ("id", "split", "formulas", "steps", "solution_sha256")
 TOP_K = 7
 
 _NOISE = re.compile(r"\\(?:left|right|displaystyle|[,;:! ]|quad|qquad)(?![A-Za-z])|[\s$&~]")
@@ -135,7 +139,18 @@ def load_fixture(fixture: Path, corpora: Path) -> list[tuple[dict[str, Any], Tra
     """The fixture rows with their trajectories read from the corpora (checked by hash)."""
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 
-    rows = read_jsonl(fixture)
+    if not fixture.is_file():
+        raise ValueError(f"--fixture {fixture}: no such file")
+    rows = read_jsonl(fixture)  # a bad line is a JSONLError (a ValueError) naming it
+    if not rows:
+        raise ValueError(f"--fixture {fixture}: no labelled rows (an empty file?)")
+    for n, r in enumerate(rows, 1):
+        missing = [k for k in FIXTURE_KEYS if k not in r]
+        if missing or r.get("split") not in ("tune", "heldout"):
+            raise ValueError(f"{fixture}: row {n} needs {', '.join(FIXTURE_KEYS)} with split tune or heldout")
+    if not corpora.is_dir():
+        raise ValueError(f"--corpora {corpora}: no such folder (the shared corpora, ../shared/data/corpora beside "
+                         "the checkout; pass --corpora DIR)")
     want = {r["id"] for r in rows}
     found: dict[str, Trajectory] = {}
     for spec in expand_specs([parse_source(f"corpora:{corpora}")]):
@@ -146,7 +161,7 @@ def load_fixture(fixture: Path, corpora: Path) -> list[tuple[dict[str, Any], Tra
     for r in rows:
         t = found.get(r["id"])
         if t is None:
-            raise ValueError(f"fixture id {r['id']} not found in {corpora}")
+            raise ValueError(f"fixture id {r['id']} not found in {corpora} (a truncated or other corpus file?)")
         if hashlib.sha256(t.solution.encode()).hexdigest()[:16] != r["solution_sha256"]:
             raise ValueError(f"the solution of {r['id']} changed since it was labelled")
         out.append((r, t))
@@ -189,15 +204,29 @@ def evaluate(
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0],
+        epilog="exit codes: 0 the figures were printed; 2 bad arguments, or a fixture or corpora folder that is "
+               "missing, malformed or does not hold the labelled solutions; 130 interrupted",
+    )
     p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE, help="labelled JSONL (default: the bundled fixture)")
-    p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help=f"corpora folder (default: {DEFAULT_CORPORA})")
+    p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA,
+                   help="corpora folder (default: ../shared/data/corpora beside the checkout)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--misses", action="store_true", help="also list the top-7 formulas that are not gold")
     args = p.parse_args(argv)
-    items = load_fixture(args.fixture, args.corpora)
-    annotator = HeuristicAnnotator()
-    tallies = evaluate(items, annotator.annotate_one)
+    from mrtasks.curate.sources import SourceError
+
+    try:
+        items = load_fixture(args.fixture, args.corpora)
+    except (ValueError, SourceError) as e:  # JSONLError and SourceError are ValueErrors too
+        p.error(str(e))
+    try:
+        annotator = HeuristicAnnotator()
+        tallies = evaluate(items, annotator.annotate_one)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     figures = {name: t.figures() for name, t in tallies.items()}
     if args.json:
         print(json.dumps(figures, indent=2))

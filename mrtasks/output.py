@@ -439,6 +439,7 @@ class OwnedFolder:
         keeping (no sample, no checkpoint), the folder is removed again: a failed run leaves no litter."""
         self._held: FileLock | None = None
         self._created = False
+        self._first_new = self.path
 
     @property
     def _where(self) -> str:
@@ -487,6 +488,9 @@ class OwnedFolder:
     def __enter__(self) -> OwnedFolder:
         self.check()
         self._created = not self.path.exists()
+        self._first_new = self.path  # the highest folder this run creates (parents included)
+        while not self._first_new.parent.exists() and self._first_new.parent != self._first_new.parent.parent:
+            self._first_new = self._first_new.parent
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -520,10 +524,15 @@ class OwnedFolder:
         self.release()
         if discard:
             (self.path / OWNER_FILE).unlink(missing_ok=True)
-            try:
-                self.path.rmdir()
-            except OSError:
-                pass
+            folder = self.path
+            while True:  # the folder, then the parents this run created, while they are empty
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+                if folder == self._first_new:
+                    break
+                folder = folder.parent
 
     def release(self) -> None:
         if self._held is not None:

@@ -958,11 +958,13 @@ case(T, "a stage folder holding a file training did not write, with --overwrite"
 
 
 def _check_one_log(ctx: Ctx) -> str | None:
+    """Each training step's reward record appears once (two runs into one folder both logged every step)."""
     log = ctx.dir / "work" / "r" / STAGE / "reward_log.jsonl"
     if not log.is_file():
         return None
-    steps = Counter(json.loads(line).get("step") for line in log.read_text().splitlines() if line.strip())
-    doubled = [s for s, n in steps.items() if n > 1 and s is not None]
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    steps = Counter(r.get("step") for r in records if any(k.startswith("rewards/") for k in r))
+    doubled = [s for s, n in steps.items() if n > 1]
     return f"steps {doubled[:5]} logged twice" if doubled else None
 
 

@@ -88,6 +88,11 @@ def test_a_failed_run_removes_the_folder_it_created_but_never_one_it_found(tmp_p
             (out / "result.json").write_text("{}")
             raise RuntimeError("model failed to load")
     assert not out.exists()
+    deep = tmp_path / "runs" / "a" / "stage"
+    with pytest.raises(RuntimeError):
+        with OwnedFolder(deep, TOOL, discard_on_error=lambda p: True):
+            raise RuntimeError("dataset missing")
+    assert not (tmp_path / "runs").exists(), "the parents it created go too"
     found = tmp_path / "found"
     found.mkdir()
     with pytest.raises(RuntimeError):

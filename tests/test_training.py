@@ -626,3 +626,22 @@ def test_tiny_model_cli_writes_a_loadable_chat_model(tmp_path):
     text = tokenizer.apply_chat_template([{"role": "user", "content": "What is $1+1$?"}], tokenize=False, add_generation_prompt=True)
     assert text.endswith("<|im_start|>assistant\n")
     assert tokenizer.decode(tokenizer("\\boxed{2}")["input_ids"]) == "\\boxed{2}"
+
+
+def test_stage_settings_name_what_differs_and_ignore_logging_cadence(tmp_path):
+    from training.run import settings_diff, settings_fingerprint, stage_settings
+
+    base = ["--recipe", "qwen2.5-3b", "--stage", "1"]
+    specs = build_specs("qwen2.5-3b", "1", "masked_then_fill", str(tmp_path / "data"), str(tmp_path), {})
+    a = stage_settings(specs[0][0])
+    for overrides, expected in (
+        ({"learning_rate": "1e-5"}, ["learning_rate: 1e-06 -> 1e-05"]),
+        ({"per_device_train_batch_size": "2"}, ["per_device_train_batch_size: 4 -> 2"]),
+        ({"logging_steps": "7", "report_to": "none", "save_steps": "32"}, []),
+    ):
+        b = stage_settings(build_specs("qwen2.5-3b", "1", "masked_then_fill", str(tmp_path / "data"), str(tmp_path),
+                                       overrides)[0][0])
+        assert settings_diff(a, b) == expected, (base, overrides)
+    assert settings_fingerprint(a) == settings_fingerprint(stage_settings(specs[0][0]))
+    moved = {**a, "dataset": {"path": "elsewhere", "fingerprint": None}}
+    assert settings_diff(a, moved) == [f"dataset: {tmp_path / 'data'} -> elsewhere"]

@@ -932,9 +932,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = run_stage(spec, out, overwrite=args.overwrite)
     except RunError as e:
+        close_progress_bars()
         print(f"error: {e}", file=sys.stderr)
         return e.code
     except KeyboardInterrupt:
+        close_progress_bars()
         print(f"error: interrupted before training started; {out} keeps what it held: rerun the same command",
               file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -943,6 +945,17 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
     logger.info("stage %s done: %s (global_step %s)", spec.run.stage, out, summary.get("global_step"))
     return EXIT_OK
+
+
+def close_progress_bars() -> None:
+    """Close the progress bars an interrupted trainer left open: else they redraw at exit, after the
+    error line, which must stay the last line."""
+    try:
+        from tqdm.std import tqdm
+    except ImportError:
+        return
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -195,7 +195,7 @@ def _mixed_numbers(text: str) -> str:
 
 
 _BASE = re.compile(r"(?<![\w.])(?:\(([0-9A-Za-z]+)\)|([0-9A-Za-z]+))_\s*(?:\{\s*\(?(\d{1,2})\)?\s*\}|(\d))(?![\w{])")
-_BASE_NUMERAL = re.compile(r"^([0-9A-Za-z]+)_(\d{1,2})$")
+_BASE_NUMERAL = re.compile(r"^([0-9A-Za-z]+)_(?:(\d)|\{(\d{1,2})\})$")
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -210,12 +210,12 @@ def _bases(text: str) -> str:
 
 
 def base_numeral(norm: str) -> tuple[str, int] | None:
-    """(digits, base) of a numeral written with a base subscript (`1011_2`), when its digits
-    are valid in that base; else None."""
+    """(digits, base) of a numeral written with a base subscript (`1011_2`, `1011_{2}`), when
+    its digits are valid in that base; else None."""
     m = _BASE_NUMERAL.match(norm)
     if not m:
         return None
-    digits, radix = m.group(1).lower().lstrip("0") or "0", int(m.group(2))
+    digits, radix = m.group(1).lower().lstrip("0") or "0", int(m.group(2) or m.group(3))
     if not any(c.isdigit() for c in digits):
         return None  # `a_16` is a subscripted name
     if not 2 <= radix <= 36 or any(_DIGITS.find(c) < 0 or _DIGITS.find(c) >= radix for c in digits):

@@ -12,8 +12,17 @@ cannot. Policy:
 - Several answers. A list equals a set with the same members, in any order; a repeated member
   counts once (lists of at most `MAX_SET_ITEMS`). A labelled group matches a tuple `(3, 1)` or
   the list `3, 1` in that order. An ordered tuple is never a set or a list; `(1,2)` is not `[1,2]`.
-- Atoms by the safe evaluator (`expr.same_value`: exact rationals, probe points); words by
-  their lower-case text; a decimal within `tolerance`.
+- Atoms by the safe evaluator (`expr.same_value`: exact rationals, probe points); words up
+  to capitalization (`Yes` is `yes`, `EAST` is `east`; `XYZ` is not `xyz`, `X` is not `x`);
+  letters next to an expression as a product (`xyz` is `x*y*z`); a decimal within `tolerance`.
+  Base numerals (`1011_2`) by base and digits: a numeral written without its base matches by
+  its digits, a decimal value does not (`11` is not `1011_2`).
+- A column or row vector (n x 1 or 1 x n matrix) is the tuple or list of its entries in order;
+  a set is never a vector.
+- Equations (final answers) are also equal by their real solutions and non-linear one-variable
+  inequalities by their point sets, with the same strictness (`solutions`).
+- Labels: `\\tan\\theta = 3/4` is not `\\sin\\theta = 3/4` (applied names must agree, `label_key`);
+  plain names are not compared (`x = 3` is `y = 3`).
 - Formulas the evaluator cannot read that are the same text but for a number are different
   (`\\lfloor\\sqrt[8]{n}\\rfloor` vs `\\lfloor\\sqrt[7]{n}\\rfloor`, `skeleton_differs`), so strict
   scoring means something.

@@ -222,13 +222,22 @@ _APPLIED = re.compile(
 )
 
 
+_QUANTITY = re.compile(
+    r"^(?:\\(?:det|int|iint|iiint|oint|sum|prod|lim|operatorname|mathbb|mathrm|Pr|overline|vec|text|angle|triangle|"
+    r"measuredangle|arg|max|min|gcd|lcm)(?![a-zA-Z])|\\\||[A-Z]\(|[A-Z]\[)"
+)
+"""Left sides the evaluator cannot read that name a quantity (`\\det A`, `\\int_0^1 f`, `P(A)`,
+`E[X]`); an unreadable left side with an unknown in it (`\\lfloor x \\rfloor = 3`) is an equation."""
+
+
 def label_key(a: Answer) -> str | None:
     """What a quantity-naming left side names, when it is more than a plain name: a function or
     operator applied to a name (`\\sin\\theta`, `\\det A`, `sin(x)`) or a quantity the evaluator
-    cannot read (`\\int_0^1 f`). Two such names must be the same for two answers to be equal."""
+    cannot read (`\\int_0^1 f`, `_QUANTITY`). Two such names must be the same for two answers to
+    be equal."""
     if a.kind != "atom" or not a.norm:
         return None
-    if _APPLIED.match(a.norm) or (a.node is None and a.words is None):
+    if _APPLIED.match(a.norm) or (a.node is None and a.words is None and _QUANTITY.match(a.norm)):
         return re.sub(r"[\s(){}]", "", a.norm)
     return None
 

@@ -229,13 +229,16 @@ def _vector_equal(pred: Answer, ref: Answer, final: bool) -> bool | None:
 
 
 def _numerals_equal(pred: Answer, ref: Answer, np: tuple[str, int] | None, nr: tuple[str, int] | None) -> bool:
-    """Numerals with a base subscript: the same base and digits (`1011_{2}` is `1011_2`); a
-    numeral written without its base matches by its digits (`1011` for `1011_2`), a decimal value
-    does not (`11` is not `1011_2`: the question asked for base 2)."""
+    """Numerals with a base subscript: the same base and digits (`1011_{2}` is `1011_2`). The
+    reference's base is the notation asked for: a prediction without it matches by its digits
+    (`1011` for `1011_2`; `11` is not `1011_2`). A prediction in a base the reference does not
+    state is a different answer (`40_9` is not `36`: restating a question's numeral answers
+    nothing)."""
     if np is not None and nr is not None:
         return np == nr
-    numeral, plain = (np, ref.norm) if np is not None else (nr, pred.norm)
-    return plain.lstrip("0") == numeral[0].lstrip("0") and plain.isalnum()  # type: ignore[index]
+    if nr is not None:
+        return pred.norm.isalnum() and (pred.norm.lstrip("0") or "0") == nr[0]
+    return False
 
 
 def _words_equal(a: str, b: str) -> bool:

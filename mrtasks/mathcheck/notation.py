@@ -93,9 +93,10 @@ def _unicode(text: str) -> str:
 
 
 _NAMES = re.compile(
-    r"(?<![\\A-Za-z])(arcsin|arccos|arctan|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|sqrt|ln|log|exp|abs|"
-    r"pi|alpha|beta|gamma|delta|epsilon|theta|lambda|sigma|omega|phi|rho|tau)(?![A-Za-z])"
+    r"(?<![\\A-Za-z])(?:(arcsin|arccos|arctan|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|sqrt|ln|log|exp|abs)"
+    r"(?=\s*[(\[{^_]|\s+[\w\\.])|(pi|alpha|beta|gamma|delta|epsilon|theta|lambda|sigma|omega|phi|rho|tau)(?![A-Za-z]))"
 )
+"""A function name needs an argument after it (`5 sec` is five seconds, `sec x` a secant)."""
 _PLUS_MINUS = re.compile(r"\+/-|(?:^|(?<=[=(,\s]))\+-(?=\s*[\w\\(])")
 _ANGLE = re.compile(r"\\[lr]angle(?![a-zA-Z])")
 _INFINITY = re.compile(r"(?<![\\A-Za-z])(?:[Ii]nfinity|inf|oo)(?![A-Za-z])")
@@ -290,7 +291,7 @@ def rewrite(text: str) -> str:
         text = _PLAIN_POWER.sub(r"^{\1}", text) if plain else _TEX_POWER.sub(r"^{\1}\2", text)
     if "nf" in text or "oo" in text:
         text = _INFINITY.sub(r"\\infty ", text)
-    text = _NAMES.sub(r"\\\1", text)
+    text = _NAMES.sub(lambda m: "\\" + m.group(0), text)
     if "+" in text:
         text = _PLUS_MINUS.sub(r"\\pm ", text)
     if plain and " != " in text:

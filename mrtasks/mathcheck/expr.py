@@ -125,9 +125,10 @@ class _Parser:
                 self.take()
                 node = ("div", node, self.unary())
             elif self._starts_atom(tok) and tok != "|":
-                # a digit literal right before \frac{int}{int} is a mixed number: 2\frac12 = 5/2
+                # a digit literal right before \frac{int}{int} is a mixed number: 2\frac12 = 5/2;
+                # with a bracket between them it is a product: 3(\frac{1}{2}) = 3/2
                 rhs = self.power()
-                if node[0] == "num" and rhs[0] == "frac_lit" and node[1] >= 0:
+                if node[0] == "num" and rhs[0] == "frac_lit" and node[1] >= 0 and tok == "\\frac":
                     node = ("add", node, rhs)
                 else:
                     node = ("mul", node, rhs)
@@ -203,7 +204,7 @@ class _Parser:
         self.take()
         tok = self.take()
         if tok != "{":
-            return "_" + tok
+            return "_{" + tok + "}"  # `x_2` is `x_{2}`
         parts = []
         while self.peek() not in ("}", None):
             parts.append(self.take())
@@ -357,17 +358,29 @@ def evaluate(node: Node, env: dict[str, float]) -> Value:
     raise ExprError(f"unknown node {kind}")
 
 
-def probe_points(names: frozenset[str], count: int = 3, positive: bool = False) -> list[dict[str, float]]:
+PROBE_FAMILIES = (False, True, "large", "small", "negative")
+"""Where `same_value` probes, in order: generic points, then (when those leave the domain of a
+logarithm, root or real power) (2.5, 9.5), (12, 40), (0.02, 0.24) and (-9.5, -2.5)."""
+
+
+def probe_points(names: frozenset[str], count: int = 3, positive: bool | str = False) -> list[dict[str, float]]:
     """Deterministic generic points: distinct, non-integer, positive and negative values; with
     `positive`, values in (2.5, 9.5) instead (for logarithms, roots and real powers whose domain
-    excludes the first family)."""
+    excludes the first family), or one of the families "large" (12, 40), "small" (0.02, 0.24),
+    "negative" (-9.5, -2.5)."""
     ordered = sorted(names)
     points = []
     for k in range(count):
         point = {}
         for j, name in enumerate(ordered):
             frac = ((j + 1) * 0.6180339887498949 + (k + 1) * 0.4142135623730951) % 1.0
-            if positive:
+            if positive == "large":
+                point[name] = 12.0 + 28.0 * frac
+            elif positive == "small":
+                point[name] = 0.02 + 0.22 * frac
+            elif positive == "negative":
+                point[name] = -(2.5 + 7.0 * frac)
+            elif positive:
                 point[name] = 2.5 + 7.0 * frac
             else:
                 point[name] = (0.35 + 1.9 * frac) * (-1 if (j + k) % 3 == 2 else 1)
@@ -396,7 +409,7 @@ def same_value(a: Node, b: Node) -> bool | None:
             return values_equal(evaluate(a, {}), evaluate(b, {}))
         except ExprError:
             return None
-    for positive in (False, True):
+    for positive in PROBE_FAMILIES:
         try:
             pairs = [(evaluate(a, env), evaluate(b, env)) for env in probe_points(names, positive=positive)]
         except ExprTooLarge:

@@ -2,6 +2,9 @@
 
 Policy (each rule has positive and negative cases in tests/data/equivalence_pairs.jsonl):
 
+- First, in both modes, the notations of `notation` (Unicode, plain function names, Python
+  powers, e-notation, repeating decimals, mixed numbers with a space, base numerals, degrees in
+  a trigonometric argument) are rewritten into LaTeX.
 - Both modes (`normalize`): math delimiters and whole-answer `\\text{}` are dropped, `\\dfrac`/
   `\\tfrac`/`\\cfrac` are `\\frac`, spacing and sizing commands (`\\,`, `\\quad`, `\\left`) go,
   `\\leqslant`/`\\leqq` are `\\leq`, `\\approx`/`\\simeq` are `≈`, degrees, `\\%` and `\\$` are
@@ -9,7 +12,8 @@ Policy (each rule has positive and negative cases in tests/data/equivalence_pair
   `2{,}000`, `2\\,000`, `2 000`, `1,234`) are dropped. "or"/"and" between answers are commas.
   A `\\text{}` of two or more words is an annotation and goes; a unit in `\\text{}` goes.
 - Final answers only (`final_text`, before `normalize`): several `\\boxed{}` are collected into
-  a list; "the answer is" and `Answer:` prose, percent words (`35 percent`, `pct`) and trailing
+  a list; "the answer is" and `Answer:` prose, a one-sentence answer's stated value
+  (`The length is [12].` is 12, `prose`), percent words (`35 percent`, `pct`) and trailing
   unit words (`\\frac{2}{5} \\textbf{liters}`, `6 m`) are dropped. Formulas keep all of these
   (`6 m` in a formula is 6*m).
 - Choice letters (`choice_letter`): a prediction starting with a letter A-E (`D. y = 12`, `(D)`,
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from mrtasks.mathcheck import notation, prose
 from mrtasks.mathcheck.cache import short_cache
 from mrtasks.mathcheck.latex import collect_boxes, strip_wrappers
 from mrtasks.mathcheck.markup import canonical_scripts, strip_markup
@@ -71,9 +76,9 @@ _TRAILING_WORDS = re.compile(
 def final_text(text: str) -> str:
     """Final-answer-only cleanup before `normalize`: collected boxes, prose wrappers, percent
     words and trailing unit words (formulas keep all of these)."""
-    text = collect_boxes(text.replace("\n", " "))
+    text = notation.rewrite(collect_boxes(text.replace("\n", " ")))
     text = _PROSE.sub("", text, count=1)
-    text = strip_wrappers(text)
+    text = strip_wrappers(prose.final_value(strip_wrappers(text)))
     text = _PERCENT_WORDS.sub("", text)
     text = _PLAIN_UNIT.sub("", text)  # `6 m` is six metres here, but 6*m in a formula
     return _TRAILING_WORDS.sub("", text)
@@ -85,7 +90,7 @@ def normalize(text: str) -> str:
 
     Cached: a reference (and often a prediction) recurs across a prompt's rollouts, and the
     similarity fallback normalizes the same strings the parser already did."""
-    text = strip_markup(strip_wrappers(text.replace("\n", " ")))
+    text = strip_markup(strip_wrappers(notation.rewrite(text.replace("\n", " "))))
     if "&" in text and "\\begin" not in text:  # an alignment `&` (`a^2 & = 9`), not a matrix column
         text = re.sub(r"(?<!\\)&", " ", text)
     text = _THOUSANDS_SEP.sub("", text) if re.search(r"\d(?:\{,\}|,\\!|\\,|\\ |\s)\d{3}", text) else text
@@ -100,7 +105,7 @@ def normalize(text: str) -> str:
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
     for old, new in _REL_WORDS:
         text = text.replace(old, new)
-    text = _DEGREES.sub("", text)
+    text = _DEGREES.sub("", notation.trig_degrees(text))
     text = text.replace("\\%", "").replace("%", "").replace("\\$", "").replace("$", "")
     text = text.replace("{,}", ",").replace("\\times", "*").replace("\\ast", "*")
     text = _CDOT.sub("*", text)  # `\\cdots` stays

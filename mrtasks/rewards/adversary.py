@@ -519,7 +519,7 @@ def correction_families(rows: Sequence[Row]) -> dict[str, tuple[int, float]]:
     return out
 
 
-_LONG_ROWS: dict[str, dict[str, list]] = {
+LONG_ROWS: dict[str, dict[str, list]] = {
     "masked_then_fill": {"masks": [[f"x = {k}" for k in range(16)]], "scored": [list(range(16))]},
     "error_correction": {"error_step": [1], "original": ["x = 1"], "corrupted": ["x = 2"], "error_type": ["arithmetic"]},
     "outcome": {"answer": ["5"]},
@@ -535,7 +535,7 @@ def _time_one(name: str, kind: str, size: int, queue: Any) -> None:
     fn = get_reward(name)
     text = long_completion(kind, size)
     start = time.perf_counter()
-    fn([text], **_LONG_ROWS[name])
+    fn([text], **LONG_ROWS[name])
     queue.put(time.perf_counter() - start)
 
 
@@ -547,7 +547,7 @@ def time_long(size: int = 64 * 1024, limit_s: float = 30.0) -> dict[str, float]:
 
     ctx = multiprocessing.get_context("fork")
     out = {}
-    for name in _LONG_ROWS:
+    for name in LONG_ROWS:
         worst = 0.0
         for kind in LONG_KINDS:
             queue = ctx.Queue()

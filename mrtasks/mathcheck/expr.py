@@ -450,10 +450,21 @@ def _gamma(value: Value) -> float:
     return math.gamma(float(value))
 
 
-def probe_points(names: frozenset[str], count: int = 3, positive: bool = False, small: bool = False) -> list[dict[str, float]]:
+PROBE_FAMILIES: tuple[dict, ...] = (
+    {}, {"positive": True}, {"small": True}, {"positive": "large"}, {"positive": "tiny"}, {"positive": "negative"},
+)  # fmt: skip
+"""Where `same_value` probes, in order: generic points, then (when those leave the domain of a
+logarithm, root, real power or inverse function) (2.5, 9.5), (-0.95, 0.95), (12, 40),
+(0.02, 0.24) and (-9.5, -2.5): `\\sqrt{1-4a}` needs a < 1/4, `\\sqrt{T-3}` needs T >= 3."""
+
+
+def probe_points(
+    names: frozenset[str], count: int = 3, positive: bool | str = False, small: bool = False
+) -> list[dict[str, float]]:
     """Deterministic generic points: distinct, non-integer, positive and negative values; with
     `positive`, values in (2.5, 9.5) instead (for logarithms, roots and real powers whose domain
-    excludes the first family); with `small`, values in (-0.95, 0.95) (for `\\arcsin`, `\\arccos`
+    excludes the first family), or one of the families "large" (12, 40), "tiny" (0.02, 0.24),
+    "negative" (-9.5, -2.5); with `small`, values in (-0.95, 0.95) (for `\\arcsin`, `\\arccos`
     and other functions defined near 0 only)."""
     ordered = sorted(names)
     points = []
@@ -461,7 +472,13 @@ def probe_points(names: frozenset[str], count: int = 3, positive: bool = False, 
         point = {}
         for j, name in enumerate(ordered):
             frac = ((j + 1) * 0.6180339887498949 + (k + 1) * 0.4142135623730951) % 1.0
-            if positive:
+            if positive == "large":
+                point[name] = 12.0 + 28.0 * frac
+            elif positive == "tiny":
+                point[name] = 0.02 + 0.22 * frac
+            elif positive == "negative":
+                point[name] = -(2.5 + 7.0 * frac)
+            elif positive:
                 point[name] = 2.5 + 7.0 * frac
             elif small:
                 point[name] = (0.1 + 0.85 * frac) * (-1 if (j + k) % 3 == 2 else 1)
@@ -506,7 +523,7 @@ def same_value(a: Node, b: Node) -> bool | None:
             return values_equal(evaluate(a, unit), evaluate(b, unit))
         except ExprError:
             return None
-    for family in ({}, {"positive": True}, {"small": True}):
+    for family in PROBE_FAMILIES:
         try:
             envs = [{**env, **unit} for env in probe_points(names, **family)]
             pairs = [(evaluate(a, env), evaluate(b, env)) for env in envs]

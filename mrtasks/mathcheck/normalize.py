@@ -57,6 +57,8 @@ _SIZING = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|b
 _DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°|\\degree(?![a-zA-Z])|\\circ$")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _THOUSANDS_SEP = re.compile(r"(?<=\d)(?:\{,\}|,\\!\s*|\\,|\\ |\s)(?=\d{3}(?!\d))")
+MAX_NORMALIZE_CHARS = 8_000
+"""Longer texts are not normalized (no answer or formula is that long; it bounds every caller)."""
 _CDOT = re.compile(r"\\cdot(?![a-zA-Z])")
 _CMD_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[a-zA-Z])")
 _REL_WORDS = (("\\leqslant", "\\leq"), ("\\geqslant", "\\geq"), ("\\leqq", "\\leq"), ("\\geqq", "\\geq"),
@@ -89,7 +91,10 @@ def normalize(text: str) -> str:
     """A canonical string for an answer: same object, same string, in the common cases.
 
     Cached: a reference (and often a prediction) recurs across a prompt's rollouts, and the
-    similarity fallback normalizes the same strings the parser already did."""
+    similarity fallback normalizes the same strings the parser already did. A text longer than
+    `MAX_NORMALIZE_CHARS` is returned stripped, unchanged (a hard bound on the work per call)."""
+    if len(text) > MAX_NORMALIZE_CHARS:
+        return text.strip()
     text = strip_markup(strip_wrappers(notation.rewrite(text.replace("\n", " "))))
     if "&" in text and "\\begin" not in text:  # an alignment `&` (`a^2 & = 9`), not a matrix column
         text = re.sub(r"(?<!\\)&", " ", text)
@@ -114,8 +119,9 @@ def normalize(text: str) -> str:
     text = re.sub(r"\s+", "", text).replace("\x01", " ")
     text = re.sub(r"\^\{?\\prime\}?|\\prime", "'", text)
     text = canonical_scripts(text)
-    while text.endswith(".") and not text[-2:-1].isdigit():
-        text = text[:-1]
+    if text.endswith("."):  # trailing periods, but not the `.` of `5.` (one pass, not one per period)
+        stripped = text.rstrip(".")
+        text = stripped if not stripped[-1:].isdigit() else stripped + "." if stripped != text else text
     if _THOUSANDS.fullmatch(text):
         text = text.replace(",", "")
     return strip_wrappers(text)

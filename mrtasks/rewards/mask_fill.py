@@ -77,7 +77,12 @@ def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
 _THREE = {Verdict.EQUAL: True, Verdict.DIFFERENT: False, Verdict.UNDECIDED: None}
 
 
-_TOKEN = re.compile(r"\\[a-zA-Z]+|\d+(?:\.\d+)?|\S")
+_TOKEN = re.compile(
+    r"\\[a-zA-Z]+|\d+(?:\.\d+)?"
+    r"|(?<![A-Za-z])(?:lcm|gcd|deg|det|sgn|ord|arg|Re|Im|tr|rank|mod|max|min|sup|inf|lim|exp|log|ln)(?![A-Za-z])|\S"
+)
+"""Tokens: a command, a number, an operator name written in letters (`\\operatorname{lcm}` is
+normalized to `lcm`), or one character."""
 _NUM = re.compile(r"\d+(?:\.\d+)?")
 MAX_NEAR_MISS_CHARS = 2 * MAX_ANSWER_CHARS
 """Longer fills are not tokenized for the near-miss rule (they are never near misses of a mask)."""
@@ -95,7 +100,7 @@ _OPERATORS = {"+", "-", "*", "/", "\\div", "\\pm", "\\mp", "\\cdot", "\\times", 
 _RELATIONS = {"=", "<", ">", "≈", "≤", "≥", "≠", "\\leq", "\\geq", "\\neq", "\\equiv", "\\sim", "\\simeq", "\\cong",
               "\\approx", "\\subset", "\\subseteq", "\\supset", "\\supseteq", "\\in", "\\notin", "\\mid",
               "\\nmid", "\\perp", "\\parallel", "\\propto", "\\ll", "\\gg", "\\to", "\\Rightarrow",
-              "\\Leftrightarrow", "\\not"}  # fmt: skip
+              "\\Leftrightarrow", "\\not", "|"}  # fmt: skip
 _BOUND = re.compile(
     r"\\(?:sum|prod|bigcup|bigcap|coprod|lim|limsup|liminf|max|min|sup|inf|int|iint|oint)\w*\s*_\s*\{?\s*([a-zA-Z])"
     r"|\\(?:forall|exists)\s*([a-zA-Z])"
@@ -103,8 +108,12 @@ _BOUND = re.compile(
 _DIFFERENTIAL = re.compile(r"(?<![a-zA-Z\\])d([a-zA-Z])(?![a-zA-Z])")
 
 
+_NEGATIONS = {"-", "\\not", "\\neg"}
+"""One of these added or dropped makes a near miss (`-x` for `x`, `\\not\\equiv` for `\\equiv`)."""
+
+
 def _tokens(text: str) -> list[str]:
-    return [_SYNONYMS.get(t, t) for t in _TOKEN.findall(normalize(text))]
+    return [_SYNONYMS.get(t, t) if t[0] == "\\" or len(t) == 1 else "\\" + t for t in _TOKEN.findall(normalize(text))]
 
 
 def _token_class(tok: str) -> str:
@@ -142,7 +151,8 @@ def bound_letters(formula: str) -> set[str]:
 def near_miss(pred: str, ref: str) -> bool:
     """Another formula of the same shape: the same token sequence but for numbers, signs,
     operators, relations, functions or letters swapped (`a+b` for `a-b`, `\\tan` for `\\cot`,
-    `\\cap` for `\\cup`, `<` for `>`, `n` renamed `m`), or a minus sign added or dropped.
+    `\\cap` for `\\cup`, `<` for `>`, `n` renamed `m`), or a minus sign or a negation added or
+    dropped (`-x` for `x`, `\\not\\equiv` for `\\equiv`).
 
     For references outside the checker's grammar (`mrtasks.mathcheck.in_grammar`), where text
     similarity would otherwise pay ~0.3-0.95 for such a fill. Letters renamed consistently (a
@@ -158,7 +168,7 @@ def near_miss(pred: str, ref: str) -> bool:
         if abs(len(a) - len(b)) != 1:
             return False
         longer, shorter = (a, b) if len(a) > len(b) else (b, a)
-        return any(longer[k] == "-" and longer[:k] + longer[k + 1 :] == shorter for k in range(len(longer)))
+        return any(longer[k] in _NEGATIONS and longer[:k] + longer[k + 1 :] == shorter for k in range(len(longer)))
     diffs = [(x, y) for x, y in zip(a, b) if x != y]
     classes = [(_token_class(x), _token_class(y)) for x, y in diffs]
     if not all(cx == cy and cx in ("number", "letter", "operator", "relation", "command") for cx, cy in classes):

@@ -105,3 +105,15 @@ def test_formulas_keep_the_strict_reading():
     # formulas (Masked-Then-Fill, Error Correction) never use the solution-set rules
     assert judge_in_process("\\sqrt{x} = 3", "x = 9", strip_lhs=False) is Verdict.DIFFERENT
     assert judge_in_process("t^2 \\ge 9", "|t| \\ge 3", strip_lhs=False) is Verdict.DIFFERENT
+
+
+def test_frozen_peer_heldout_core_threshold():
+    """The held-out score (tests/data/PEER_PAIRS.md): pairs from eight other projects' grader suites,
+    frozen before tuning and never looked at. Aggregate figures only, never the pairs."""
+    rows = [r for r in load_pairs(DATA / "peer_heldout.jsonl") if r["core"]]
+    result = score(rows, ours(rows))
+    # plain numbers only, so that a failure prints no pair
+    n, accuracy, false_pos = result.total, result.accuracy, result.false_pos
+    del rows, result
+    assert n == 199
+    assert accuracy >= 0.93 and false_pos <= 1, f"core accuracy {accuracy:.3f}, {false_pos} false positives"

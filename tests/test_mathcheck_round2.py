@@ -1,6 +1,7 @@
 """Issue 19's answer-verification families: notation models write, algebra the normal form
 misses, false positives, free text; each with negative cases beside the positive ones."""
 
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -99,6 +100,16 @@ def test_solution_sets():
     assert relation_intervals(eq("x^2 \\leq 4")) == [(-2, True, 2, True)]
     assert relation_intervals(eq("x^2 < 4")) == [(-2, False, 2, False)]
     assert relation_intervals(eq("x + y < 4")) is None  # two variables
+
+
+def test_solution_sets_are_bounded():
+    eq = lambda a: parse_answer(a)  # noqa: E731
+    start = time.perf_counter()
+    assert same_zero_sets(eq("\\sin(1000x) = 0"), eq("\\sin(1000x) = 0 + 0")) is None  # too many roots
+    assert relation_intervals(eq("\\sin(1000x) > 0")) is None
+    big = "+".join(f"\\frac{{{k}x^{{2}}y}}{{z+{k}}}" for k in range(1, 12))
+    assert same_zero_sets(eq(f"{big} = z"), eq(f"{big} = 2z")) is None  # over MAX_NODES
+    assert time.perf_counter() - start < 1.0
 
 
 def test_formulas_keep_the_strict_reading():

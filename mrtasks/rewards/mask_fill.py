@@ -4,11 +4,26 @@ The paper scores a position 1 when the fill is equivalent to the masked formula 
 similarity otherwise. Taken literally, a fill with one number changed in every mask earns 0.94
 and the right masks in the wrong slots 0.45 (`python -m mrtasks.rewards.audit` on a build of the
 shared corpora), so a policy learns to look like the reference rather than be right. The
-default here (`partial_credit="undecided"`) gives similarity only where the equivalence checker
-cannot decide (prose, theorem names, formulas outside its grammar); a decided mismatch scores 0,
-and so does an undecided near miss (the same tokens with another number, or a letter renamed
-inconsistently) or a similarity below `MIN_SIMILARITY`. `partial_credit="all"` keeps the paper's
-literal variant (similarity on every mismatch).
+default (`partial_credit="undecided"`) scores each position by this rule:
+
+1. Presentational markup goes first, from the fill and the mask alike (`mathcheck.strip_markup`,
+   applied by the checker's `normalize`): markers (`\\quad(\\star)`, `\\blacksquare`,
+   `\\checkmark`, `(2)`), connectives (`\\because`, `\\therefore`, `\\text{so }`), styling and
+   invisible commands (`\\color`, `\\textcolor`, `\\hphantom{}`, `\\displaystyle`, a whole-formula
+   `\\mathbf{..}`), trailing `\\tag*{}`, `\\dots`, prose (`\\text{(by AM-GM)}`) and punctuation, a
+   Unicode minus, full-width digits.
+2. Equivalent (the checker's EQUAL): 1.0.
+3. The reference decides whether similarity may apply, never the fill: a mask within the
+   checker's grammar (`mathcheck.in_grammar`: every leaf reads as an expression) is judged by
+   the checker alone, so anything but EQUAL scores 0 there, and a fill the checker cannot read
+   earns nothing (an unknown decoration cannot turn "different" into "undecided").
+4. Masks outside the grammar (prose, theorem names, big operators, congruences, commands the
+   checker cannot read): 0 when the checker decides they differ or the fill is a near miss
+   (`near_miss`: the same token sequence but for numbers, signs, operators, relations, functions
+   or free letters, or a minus or negation added or dropped); else text similarity, 0 below
+   `MIN_SIMILARITY`. Theorem names are matched through the checker's lexicon.
+
+`partial_credit="all"` keeps the paper's literal variant (similarity on every mismatch).
 """
 
 from __future__ import annotations

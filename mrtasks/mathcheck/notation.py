@@ -107,12 +107,13 @@ _LATEX = re.compile(r"[\\{}$]")
 """LaTeX: a command, a brace or a math delimiter. Anything else is a plain-text expression."""
 _E_UPPER = re.compile(r"(?<![\w.])(\d+(?:\.\d*)?|\.\d+)E([+-]?\d+)(?![\w.])")
 _E_LOWER = re.compile(r"(?<![\w.])(\d+(?:\.\d*)?|\.\d+)e([+-]?\d+)(?![\w.])")
+_E_ANY = re.compile(r"\d[eE][+-]?\d")
 _ALONE = re.compile(r"^\s*-?\s*$|[(\[,;=]\s*-?\s*$")
 _END = re.compile(r"^\s*(?:$|[)\],;=])")
 
 
 def _e_notation(text: str) -> str:
-    if "e" not in text and "E" not in text:
+    if not _E_ANY.search(text):
         return text
 
     def lower(m: re.Match) -> str:
@@ -168,7 +169,8 @@ def _period(digits: str) -> tuple[str, str] | None:
 def _repeating_decimals(text: str) -> str:
     if "." not in text:
         return text
-    text = _OVERLINE.sub(lambda m: _repeating(m.group(1), m.group(2), m.group(3)), text)
+    if "\\overline" in text or "\\bar" in text or "\\dot" in text:
+        text = _OVERLINE.sub(lambda m: _repeating(m.group(1), m.group(2), m.group(3)), text)
     if "\\dot" in text:
 
         def dots(m: re.Match) -> str:
@@ -180,7 +182,10 @@ def _repeating_decimals(text: str) -> str:
             return _repeating(m.group(1), fixed, "".join(marked))
 
         text = _DOTS.sub(dots, text)
-    text = _PAREN.sub(lambda m: _repeating(m.group(1), m.group(2), m.group(3)), text)
+    if ".(" in text:
+        text = _PAREN.sub(lambda m: _repeating(m.group(1), m.group(2), m.group(3)), text)
+    if "..." not in text and "dots" not in text and "…" not in text:
+        return text
 
     def ellipsis(m: re.Match) -> str:
         found = _period(m.group(2))
@@ -279,8 +284,18 @@ def _closing_paren(text: str, start: int) -> int:
     return -1
 
 
+_TRIGGER = re.compile(
+    r"\*\*|\^\s*-?\d\d|\\[lr]angle|\+/?-|\s!=\s|\.\.\.|dots|\\(?:overline|bar|dot)|\.\(|\d[eE][+-]?\d|\d[ \t]+\d+\s*/|_"
+    r"|(?<![\\A-Za-z])(?:inf|infinity|Infinity|oo|arcsin|arccos|arctan|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|cot|"
+    r"sec|csc|sqrt|ln|log|exp|abs|pi|alpha|beta|gamma|delta|epsilon|theta|lambda|sigma|omega|phi|rho|tau)(?![A-Za-z])"
+)
+"""Anything some rule below may rewrite; most answers have none and cost one scan."""
+
+
 def rewrite(text: str) -> str:
     """The text with the notations above in the LaTeX the parser reads (see the module docstring)."""
+    if text.isascii() and not _TRIGGER.search(text):
+        return text
     plain = not _LATEX.search(text)
     text = _unicode(text)
     if "\\langle" in text and "\\rangle" in text:
@@ -292,7 +307,7 @@ def rewrite(text: str) -> str:
     if "nf" in text or "oo" in text:
         text = _INFINITY.sub(r"\\infty ", text)
     text = _NAMES.sub(lambda m: "\\" + m.group(0), text)
-    if "+" in text:
+    if "+-" in text or "+/-" in text:
         text = _PLUS_MINUS.sub(r"\\pm ", text)
     if plain and " != " in text:
         text = text.replace(" != ", " \\neq ")

@@ -7,6 +7,8 @@ gone). Policy:
   "Therefore", "Hence", "Finally") and states its value after a copula ("is", "are", "was",
   "equals", "becomes", "is equal to") stands for the text after the last copula: `The length
   is [12].` is `12`, `So the area is $6$ square units` is `6` (trailing units go as usual).
+- "approximately", "about", "roughly" before the value make it `\\approx value` (the
+  `tolerance` policy decides it).
 - Square brackets around that single value are emphasis (`[12]`); with a comma inside they
   stay (`[0, 1]` is an interval). Unescaped `$` delimiters inside the value go (`[$12$]`).
 - A sentence without a copula, or whose value is empty, is left as it is (`No solution`);
@@ -23,6 +25,7 @@ _LEAD = re.compile(r"^\s*(?:so|thus|therefore|hence|finally)\b\s*,?\s*", re.I)
 _SENTENCE = re.compile(r"^[A-Za-z][A-Za-z']*(?:\s|$)")
 _COPULA = re.compile(r"\s(?:is|are|was|were|equals|becomes)(?:\s+equal\s+to)?\s+", re.I)
 _DOLLAR = re.compile(r"(?<!\\)\$")
+_ABOUT = re.compile(r"^(?:approximately|about|roughly|around|approx\.?)\s+", re.I)
 
 
 def final_value(text: str) -> str:
@@ -36,6 +39,9 @@ def final_value(text: str) -> str:
     value = _DOLLAR.sub("", body[copulas[-1].end() :]).strip().rstrip(".").strip()
     if not value:
         return text
+    about = _ABOUT.match(value)
+    if about:
+        value = value[about.end() :]
     if wrapped(value, "[", "]") and len(split_top_level(value[1:-1], ",")) == 1:
         value = value[1:-1].strip()
-    return value
+    return f"\\approx {value}" if about and value else value

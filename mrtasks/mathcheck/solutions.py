@@ -6,8 +6,9 @@ relations equal only after clearing denominators, squaring out a root or taking 
 `|t| \\ge 3`). Final answers only (a rearranged formula is another derivation step). Policy:
 
 - Two equations are equal when they have the same real solutions: for every variable in turn,
-  on two slices where the others take generic values, the roots found in that variable (sign
-  changes on a fixed grid, refined by bisection; a pole is not a root) must be the same. Both
+  on slices where the others take generic values (two slices with two variables, one with three), the roots found in that variable (sign
+  changes on a fixed grid, refined by bisection; a pole is not a root) must be roots of the other
+  (a zero or a sign change within 1e-9 relative). Both
   equations must have the same variables, at most `MAX_VARIABLES`, and at least one root must be
   found, else this rule says nothing. `x^2 = 9` is not `x = 3` (the root -3), `xy = x` is not
   `y = 1` (the roots x = 0).
@@ -19,8 +20,9 @@ relations equal only after clearing denominators, squaring out a root or taking 
 - Limits, stated: the grid reaches +-1e6 and is 1/8 apart on [-32, 32]; a feature narrower than
   the grid (two roots 0.01 apart) or beyond it is not seen. Where both sides hide the same
   feature the verdict can be wrong, so this rule runs only after the exact rules said no.
-- Bounded: a relation is evaluated at most about `len(GRID) + 60 * boundaries` times per slice,
-  and only expressions the safe evaluator (`expr`) reads are used; nothing is `eval`-ed.
+- Bounded: a relation is evaluated at most about `len(GRID) + 60 * MAX_BOUNDARIES` times per
+  slice (more sign changes than that: no say), and only expressions the safe evaluator (`expr`)
+  reads are used; nothing is `eval`-ed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ from mrtasks.mathcheck.answer import INEQ, Answer
 from mrtasks.mathcheck.cache import short_cache
 
 MAX_VARIABLES = 3
+MAX_NODES = 100
+"""Larger equations (both sides of both together) are left to the other rules (a bound on the work)."""
+MAX_BOUNDARIES = 12
+"""More sign changes or boundaries than this on one slice (`\\sin(1000x) = 0`): no say."""
 _BISECTIONS = 60
 _ROOT_TOL = 1e-9
 """Roots found by bisection agree to about 1e-15; `x = 1.0000001` is not `x = 1`."""
@@ -59,12 +65,20 @@ def _value(node: expr.Node, env: dict) -> float | None:
     return v if math.isfinite(v) else None
 
 
+class _TooMany(Exception):
+    """More than MAX_BOUNDARIES roots or boundaries: the rule says nothing."""
+
+
 def _roots(node: expr.Node, var: str, env: dict) -> list[float]:
     """Real roots of `node` in `var` on the grid (the other variables fixed by `env`)."""
     roots: list[float] = []
+    values = [_value(node, {**env, var: x}) for x in GRID]
+    changes = [k for k in range(1, len(GRID)) if values[k] is not None and values[k - 1] is not None
+               and (values[k] < 0) != (values[k - 1] < 0)]  # fmt: skip
+    if len(changes) > 2 * MAX_BOUNDARIES:
+        raise _TooMany
     prev_x, prev_v = None, None
-    for x in GRID:
-        v = _value(node, {**env, var: x})
+    for x, v in zip(GRID, values):
         if v is not None and v == 0:
             roots.append(x)
         elif v is not None and prev_v is not None and prev_v != 0 and (v < 0) != (prev_v < 0):
@@ -89,10 +103,19 @@ def _roots(node: expr.Node, var: str, env: dict) -> list[float]:
     return roots
 
 
-def _same_roots(a: list[float], b: list[float]) -> bool:
-    if len(a) != len(b):
+def _vanishes_near(node: expr.Node, var: str, env: dict, root: float) -> bool:
+    """Is there a root of `node` within _ROOT_TOL of `root` (a zero there, or a sign change
+    across it)?"""
+    h = _ROOT_TOL * (1 + abs(root))
+    values = [_value(node, {**env, var: x}) for x in (root - h, root, root + h)]
+    if any(v is None for v in values):
         return False
-    return all(abs(x - y) <= _ROOT_TOL * (1 + abs(x)) for x, y in zip(sorted(a), sorted(b)))
+    lo, mid, hi = values
+    return mid == 0 or (lo < 0) != (hi < 0) or abs(mid) <= 1e-12
+
+
+def _size(node: expr.Node) -> int:
+    return 1 + sum(_size(c) for c in node[1:] if isinstance(c, tuple))
 
 
 def _difference(a: Answer) -> expr.Node | None:
@@ -113,15 +136,22 @@ def same_zero_sets(p: Answer, r: Answer) -> bool | None:
     names = expr.variables(f)
     if names != expr.variables(g) or not 0 < len(names) <= MAX_VARIABLES or expr.IMAGINARY in names:
         return None
+    if _size(f) + _size(g) > MAX_NODES:
+        return None
     found = False
     ordered = sorted(names)
     for var in ordered:
         others = [n for n in ordered if n != var]
-        for point in _SLICES:
+        for point in _SLICES if len(names) == 2 else _SLICES[:1]:  # one variable: a single "slice"
             env = {n: v for n, v in zip(others, point.values())}
-            rf = _roots(f, var, env)
-            rg = _roots(g, var, env)
-            if not _same_roots(rf, rg):
+            try:
+                rf = _roots(f, var, env)
+                if not all(_vanishes_near(g, var, env, x) for x in rf):
+                    return False  # a root of one is no root of the other: decided cheaply
+                rg = _roots(g, var, env)
+            except _TooMany:
+                return None
+            if not all(_vanishes_near(f, var, env, x) for x in rg):
                 return False
             found = found or bool(rf)
     return True if found else None
@@ -165,11 +195,15 @@ def relation_intervals(a: Answer) -> list[tuple] | None:
         return None
     if any(m.node is None for m in a.parts):
         return None
+    if sum(_size(m.node) for m in a.parts) > MAX_NODES // 2:  # type: ignore[arg-type]
+        return None
     names = frozenset().union(*(expr.variables(m.node) for m in a.parts))  # type: ignore[arg-type]
     if len(names) != 1 or expr.IMAGINARY in names:
         return None
     (var,) = names
     truth = [_truth(a, var, x) for x in GRID]
+    if sum(truth[k] != truth[k - 1] for k in range(1, len(GRID))) > MAX_BOUNDARIES:
+        return None
     bounds: list[float | Fraction] = []
     for k in range(1, len(GRID)):
         if truth[k] != truth[k - 1]:

@@ -105,13 +105,15 @@ def test_approximations_must_pin_an_exact_answer():
     outcome = get_reward("outcome")
     cases = [  # (prediction, reference, expected)
         ("\\approx 1.41", "\\sqrt{2}", 0.0), ("\\approx 1.414", "\\sqrt{2}", 1.0), ("\\approx 0.71", "\\frac{\\sqrt2}{2}", 0.0),
-        ("x \\approx 3.1416", "3.14", 1.0), ("\\approx 3.1", "3.14", 0.0), ("\\frac{1}{3}", "\\approx 0.33", 1.0),
-        ("\\approx 0.5", "\\frac{1}{2}", 1.0), ("\\approx 13", "12.5", 0.0),
+        ("x \\approx 3.1416", "3.14", 0.0), ("\\approx 3.1", "3.14", 0.0), ("\\frac{1}{3}", "\\approx 0.33", 1.0),
+        ("\\approx 0.5", "\\frac{1}{2}", 1.0), ("\\approx 13", "12.5", 0.0), ("\\approx 0.508", "0.5", 0.0),
+        ("\\approx 3.14159", "3.1416", 1.0), ("\\approx 3.142", "3.1416", 0.0), ("\\approx 0.50", "0.5", 1.0),
     ]  # fmt: skip
     got = outcome([f"\\boxed{{{p}}}" for p, _, _ in cases], answer=[r for _, r, _ in cases])
     assert got == [e for _, _, e in cases]
     # a value 1.5% off, at 2, 3 or 4 significant digits, never counts for an exact answer
-    for value, ref in ((12.5, "\\frac{25}{2}"), (2**0.5, "\\sqrt{2}"), (137.0, "137"), (0.0625, "\\frac{1}{16}")):
+    for value, ref in ((12.5, "\\frac{25}{2}"), (2**0.5, "\\sqrt{2}"), (137.0, "137"), (0.0625, "\\frac{1}{16}"), (0.5, "0.5"),
+                       (2.25, "2.25")):
         preds = [f"\\boxed{{{coarse_approximation(value, 0.015, d)}}}" for d in (2, 3, 4)]
         assert outcome(preds, answer=[ref] * 3) == [0.0, 0.0, 0.0]
 

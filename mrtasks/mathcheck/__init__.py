@@ -11,6 +11,9 @@ in its docstring (a new notation rule has one home):
     relations   the relation normal form (`lhs - rhs` up to a factor), `numeric_truth`
     intervals   one-variable conditions, unions and intervals as point sets
     tolerance   decimal tolerance and the `\\approx` policy
+    markup      presentational markup (markers, connectives, styling, tags, trailing prose) and the
+                rule that removes it; full-width digits; script braces
+    grammar     `in_grammar`: is a reference within the checker's grammar (then only the checker pays)
     compare     structure comparison, unordered matching
     verdict     `Verdict`, `judge`, `judge_batch`, `judge_in_process`, `is_equal`, `equal_batch`
     slow        the MathRuler/sympy tier and what text may reach it
@@ -27,7 +30,9 @@ name `mrtasks.mathcheck.normalize` stays the module).
 """
 
 from mrtasks.mathcheck.answer import MAX_ANSWER_CHARS, Answer, parse_answer
+from mrtasks.mathcheck.grammar import in_grammar
 from mrtasks.mathcheck.latex import final_box_parts, last_boxed, split_top_level, strip_wrappers
+from mrtasks.mathcheck.markup import strip_markup
 from mrtasks.mathcheck.relations import numeric_truth
 from mrtasks.mathcheck.sandbox import OFFLINE_TIMEOUT_S, configure_pool, get_pool
 from mrtasks.mathcheck.slow import safe_for_sympy
@@ -49,6 +54,8 @@ __all__ = [
     "split_top_level",
     "strip_wrappers",
     "numeric_truth",
+    "in_grammar",
+    "strip_markup",
     "theorem_names_equal",
     "canonical_theorem",
     "theorem_key",

@@ -109,7 +109,8 @@ def _flatten(parts: list[Answer]) -> tuple[Answer, ...]:
 def _parse(norm: str, depth: int, final: bool) -> Answer:
     if depth > 6 or not norm:
         return Answer(norm=norm)
-    sub = lambda s: _parse(strip_wrappers(s), depth + 1, final)  # noqa: E731
+    # a side or item never ends in punctuation (`x+y, = z`, `\\cos x: = y`): it is the sentence's
+    sub = lambda s: _parse(strip_wrappers(s.rstrip().rstrip(",:")), depth + 1, final)  # noqa: E731
     m = _IN.match(norm)
     if m and m.end() < len(norm):
         return sub(norm[m.end() :])

@@ -7,7 +7,7 @@ cannot. Policy:
 - Relations. `a R b` equals `b R' a` with the relation mirrored (`7 \\geq y` is `y \\leq 7`);
   chains `a = b = c` are compared member by member (in order or mirrored). Formulas compare side
   by side, each side up to reordering and notation; final answers also by the relation normal
-  form (`relations`) and by value (`answer.value_of`; `\\approx` by `tolerance`). One side the
+  form (`relations`) and by value (`answer.value_of`; `\\approx` by `tolerance`: an approximation must pin an exact reference). One side the
   same and the other different is different (swapping cannot help).
 - Several answers. A list equals a set with the same members, in any order; a repeated member
   counts once (lists of at most `MAX_SET_ITEMS`). A labelled group matches a tuple `(3, 1)` or
@@ -112,15 +112,15 @@ def _compare_values(a: tuple[Answer, bool], b: tuple[Answer, bool]) -> bool | No
     if approx_a == approx_b:
         return compare(va, vb, True)
     approx, exact = (va, vb) if approx_a else (vb, va)
-    return _approx_equal(approx, exact)
+    return _approx_equal(approx, exact, approx_is_reference=approx_b)
 
 
-def _approx_equal(approx: Answer, exact: Answer) -> bool | None:
+def _approx_equal(approx: Answer, exact: Answer, approx_is_reference: bool = False) -> bool | None:
     """An approximation against an exact value: `tolerance.approximates` for constants stated as
-    decimals, the ordinary comparison otherwise."""
+    decimals (the reference's form decides how close is close enough), the ordinary comparison otherwise."""
     if not tolerance.approximation_applies(approx, exact):
         return compare(approx, exact, True)
-    return tolerance.approximates(approx, exact)
+    return tolerance.approximates(approx, exact, approx_is_reference)
 
 
 def compare(pred: Answer, ref: Answer, final: bool = True) -> bool | None:

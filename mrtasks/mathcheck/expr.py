@@ -125,9 +125,10 @@ class _Parser:
                 self.take()
                 node = ("div", node, self.unary())
             elif self._starts_atom(tok) and tok != "|":
-                # a digit literal right before \frac{int}{int} is a mixed number: 2\frac12 = 5/2
+                # a digit literal right before \frac{int}{int} is a mixed number: 2\frac12 = 5/2;
+                # with a bracket between them it is a product: 3(\frac{1}{2}) = 3/2
                 rhs = self.power()
-                if node[0] == "num" and rhs[0] == "frac_lit" and node[1] >= 0:
+                if node[0] == "num" and rhs[0] == "frac_lit" and node[1] >= 0 and tok == "\\frac":
                     node = ("add", node, rhs)
                 else:
                     node = ("mul", node, rhs)
@@ -203,7 +204,7 @@ class _Parser:
         self.take()
         tok = self.take()
         if tok != "{":
-            return "_" + tok
+            return "_{" + tok + "}"  # `x_2` is `x_{2}`
         parts = []
         while self.peek() not in ("}", None):
             parts.append(self.take())

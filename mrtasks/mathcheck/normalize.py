@@ -22,6 +22,7 @@ import re
 
 from mrtasks.mathcheck.cache import short_cache
 from mrtasks.mathcheck.latex import collect_boxes, strip_wrappers
+from mrtasks.mathcheck.markup import canonical_scripts, strip_markup
 
 _UNITS = (
     "units?|sq\\.?\\s*units?|square\\s+units?|cm|centimeters?|mm|km|meters?|m|inches|inch|in|feet|foot|ft|"
@@ -30,8 +31,15 @@ _UNITS = (
     "gallons?|calories"
 )
 _TEXT_UNIT = re.compile(rf"\\(?:text|mbox|mathrm|textrm)\s*\{{\s*(?:{_UNITS})\s*\}}(?:\^\{{?[23]\}}?)?")
-_PROSE_TEXT = re.compile(r"\\(?:text|mbox|textrm|textit)\s*\{[^{}]*?[A-Za-z]{2,}\s+[A-Za-z(][^{}]*\}")
-"""A `\\text{}` of two or more words is an annotation (`\\quad \\text{(squaring both sides)}`)."""
+_PROSE_TEXT = re.compile(r"\\(?:text|mbox|textrm|textit)\s*\{([^{}]*)\}")
+_TWO_WORDS = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}+\s+[A-Za-z(]")
+"""A `\\text{}` of two or more words is an annotation (`\\quad \\text{(squaring both sides)}`).
+Linear: the words are looked for inside each `\\text{}` body, from word starts only (a lazy
+pattern over the body backtracked quadratically: 0.7 s for one 4 KB `\\text{aaa...}`)."""
+
+
+def _drop_prose(m: re.Match) -> str:
+    return "" if _TWO_WORDS.search(m.group(1)) else m.group(0)
 _TEXT_TRAILING = re.compile(r"\\(?:text|mbox)\s*\{\s[^{}]*\}(?:\^\{?[23]\}?)?$")  # `5\text{ cm}`
 _PLAIN_UNIT = re.compile(rf"(?<=[\d}}])\s+(?:{_UNITS})(?:\^\{{?[23]\}}?)?\s*$")
 _TEXT_CMD = re.compile(
@@ -44,6 +52,7 @@ _SIZING = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|b
 _DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°|\\degree(?![a-zA-Z])|\\circ$")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _THOUSANDS_SEP = re.compile(r"(?<=\d)(?:\{,\}|,\\!\s*|\\,|\\ |\s)(?=\d{3}(?!\d))")
+_CDOT = re.compile(r"\\cdot(?![a-zA-Z])")
 _CMD_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[a-zA-Z])")
 _REL_WORDS = (("\\leqslant", "\\leq"), ("\\geqslant", "\\geq"), ("\\leqq", "\\leq"), ("\\geqq", "\\geq"),
               ("\\approx", "≈"), ("\\simeq", "≈"), ("\\doteq", "≈"))  # fmt: skip
@@ -76,14 +85,14 @@ def normalize(text: str) -> str:
 
     Cached: a reference (and often a prediction) recurs across a prompt's rollouts, and the
     similarity fallback normalizes the same strings the parser already did."""
-    text = strip_wrappers(text.replace("\n", " "))
+    text = strip_markup(strip_wrappers(text.replace("\n", " ")))
     if "&" in text and "\\begin" not in text:  # an alignment `&` (`a^2 & = 9`), not a matrix column
         text = re.sub(r"(?<!\\)&", " ", text)
     text = _THOUSANDS_SEP.sub("", text) if re.search(r"\d(?:\{,\}|,\\!|\\,|\\ |\s)\d{3}", text) else text
     text = _WORD_SEP.sub(",", text)
     text = _TEXT_UNIT.sub("", text)
     text = _TEXT_TRAILING.sub("", text)
-    text = _PROSE_TEXT.sub("", text)
+    text = _PROSE_TEXT.sub(_drop_prose, text)
     for _ in range(3):
         text = _TEXT_CMD.sub(r"\1", text)
     text = _SPACING.sub(" ", text)
@@ -93,11 +102,13 @@ def normalize(text: str) -> str:
         text = text.replace(old, new)
     text = _DEGREES.sub("", text)
     text = text.replace("\\%", "").replace("%", "").replace("\\$", "").replace("$", "")
-    text = text.replace("{,}", ",").replace("\\cdot", "*").replace("\\times", "*").replace("\\ast", "*")
+    text = text.replace("{,}", ",").replace("\\times", "*").replace("\\ast", "*")
+    text = _CDOT.sub("*", text)  # `\\cdots` stays
     text = text.replace("\\lvert", "|").replace("\\rvert", "|").replace("\\mid", "|")
     text = _CMD_SPACE.sub("\\1\x01", text.replace("\x01", ""))  # `\sin x` must not become `\sinx`
     text = re.sub(r"\s+", "", text).replace("\x01", " ")
     text = re.sub(r"\^\{?\\prime\}?|\\prime", "'", text)
+    text = canonical_scripts(text)
     while text.endswith(".") and not text[-2:-1].isdigit():
         text = text[:-1]
     if _THOUSANDS.fullmatch(text):

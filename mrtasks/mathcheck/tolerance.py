@@ -4,9 +4,14 @@ Policy (final answers):
 
 - A decimal literal matches an exact value within a relative `DECIMAL_REL_TOL` (1e-6):
   `0.1666666666666667` is 1/6; `0.083` is not 1/12.
-- `\\approx d` matches an exact value when it is exact, or when `d` states two or more
-  significant digits and lies within half a unit of its last digit (`\\approx 0.71` is
-  `\\frac{\\sqrt2}{2}`; `\\approx 3` is not `\\pi`, `\\approx 0` is not `\\frac13`).
+- Approximations (`\\approx d`, `L \\approx d`) on exact-answer data: an approximation counts
+  when it is exact; against an exact reference (an integer, a fraction, `\\sqrt2`, `\\pi`) only
+  when `d` states at least `MIN_APPROX_DIGITS` (4) significant digits and lies within half a unit
+  of its last digit, i.e. it pins the value (`\\approx 1.414` is `\\sqrt2`; `\\approx 1.41`,
+  `\\approx 1.4` and a value 1.5% off are not); against a reference that is itself a decimal
+  (`3.14`), when `d` agrees with it to the reference's last digit (`\\approx 3.1416` is `3.14`,
+  `\\approx 3.1` is not). An approximate reference (`\\approx 0.33`) accepts an exact value within
+  half a unit of its last digit. Rewards and evaluation share this rule (one checker).
 - A comma followed by other than three digits (`3,14`) is a decimal comma only when the
   reference is written as a decimal (`DECIMAL`, `DECIMAL_COMMA`; `1,2` is not `\\frac65`, it is
   more likely the list 1, 2).
@@ -43,19 +48,32 @@ def approximation_applies(approx: Answer, exact: Answer) -> bool:
     return is_constant(approx) and is_constant(exact) and bool(re.fullmatch(r"-?\d+(?:\.\d+)?", approx.norm))
 
 
-def approximates(approx: Answer, exact: Answer) -> bool | None:
-    """`\\approx d` matches when exact, or when d states at least two significant digits and
-    lies within half a unit of its last digit (`\\approx 0.71` is `\\frac{\\sqrt2}{2}`; `\\approx 3`
-    is not `\\pi`, `\\approx 0` is not `\\frac13`). For answers where `approximation_applies`."""
-    digits = approx.norm.split(".")[1] if "." in approx.norm else ""
+MIN_APPROX_DIGITS = 4
+"""An approximation of an exact (non-decimal) reference must state at least this many significant digits."""
+
+
+def _last_digit_unit(norm: str) -> float:
+    digits = norm.split(".")[1] if "." in norm else ""
+    return 10 ** (-len(digits))
+
+
+def approximates(approx: Answer, exact: Answer, approx_is_reference: bool = False) -> bool | None:
+    """Does the approximation `approx` (a plain decimal) count for `exact`? The policy in the module
+    docstring: exact always; an approximate reference within half a unit of its last digit; against
+    a decimal reference, agreement to the reference's last digit; against an exact reference, at
+    least `MIN_APPROX_DIGITS` significant digits within half a unit of the last one. For answers
+    where `approximation_applies`."""
     significant = len(approx.norm.lstrip("-").replace(".", "").lstrip("0"))
-    tol = 0.5 * 10 ** (-len(digits)) * (1 + 1e-9)
     try:
         a, b = expr.evaluate(approx.node, {}), expr.evaluate(exact.node, {})
         if expr.values_equal(a, b):
             return True
-        return significant >= 2 and abs(float(a) - float(b)) <= tol
+        diff = abs(float(a) - float(b))
     except (expr.ExprError, OverflowError):
         return None
-
-
+    slack = 1 + 1e-9
+    if approx_is_reference:
+        return diff <= 0.5 * _last_digit_unit(approx.norm) * slack
+    if DECIMAL.fullmatch(exact.norm):
+        return significant >= 2 and diff <= 0.5 * _last_digit_unit(exact.norm) * slack
+    return significant >= MIN_APPROX_DIGITS and diff <= 0.5 * _last_digit_unit(approx.norm) * slack

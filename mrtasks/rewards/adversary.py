@@ -81,7 +81,7 @@ def _styling(f: str, rng: random.Random) -> str:
 def _invisible(f: str, rng: random.Random) -> str:
     cmd = rng.choice(["\\hphantom{0}", "\\phantom{x}", "\\vphantom{\\frac12}", "\\phantom{}", "\\hphantom{}", "\\strut",
                       "\\mathstrut", "\\vphantom{()}"])  # fmt: skip
-    return f"{cmd}{f}" if rng.random() < 0.5 else f"{f}{cmd}"
+    return f"{cmd} {f}" if rng.random() < 0.5 else f"{f}{cmd}"  # a space: `\\strutf` would be another command
 
 
 def _tag(f: str, rng: random.Random) -> str:
@@ -558,7 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     if not Path(args.dataset).is_dir():
         parser.error(f"--dataset {args.dataset}: not a folder")
-    from mrtasks.rewards.audit import load_rows
+    from mrtasks.rewards.rows import load_rows  # not from audit: the audit imports this module
 
     figures: dict[str, Any] = {}
     for task, fn in (("masked_then_fill", mask_families), ("outcome", outcome_families), ("error_correction", correction_families)):

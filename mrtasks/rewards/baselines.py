@@ -49,18 +49,18 @@ def surface_cue_rank(step: str) -> int:
 
 _FRAC = re.compile(r"\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 _GROUPED = re.compile(r"(?<=\d)(?:,|\{,\}|\\,)(?=\d{3}(?!\d))")
-_NUM = re.compile(r"(?<![\w.\\])(\d+(?:\.\d+)?(?:/\d+)?)")
-_RESULT = re.compile(r"(?<![<>!\\])=\s*(?:\\\$|\$|\\approx)?\s*(?:\\(?:mathbf|boxed|text)\s*\{\s*)?(\d+(?:\.\d+)?(?:/\d+)?)(?![\d.]*\d)")
+_NUM = re.compile(r"(?<![\w.\\#])(\d+(?:\.\d+)?(?:#\d+)?)")
+_RESULT = re.compile(r"(?<![<>!\\])=\s*(?:\\\$|\$|\\approx)?\s*(?:\\(?:mathbf|boxed|text)\s*\{\s*)?(\d+(?:\.\d+)?(?:#\d+)?)(?![\d.]*\d)")
 
 
 def _clean_numbers(text: str) -> str:
     text = _GROUPED.sub("", text)
-    return _FRAC.sub(lambda m: f"{m.group(1)}/{m.group(2)}", text)
+    return _FRAC.sub(lambda m: f"{m.group(1)}#{m.group(2)}", text)  # one number; `20/4` stays two
 
 
 def _canonical(token: str) -> str:
     try:
-        return str(Fraction(token))
+        return str(Fraction(token.replace("#", "/")))
     except (ValueError, ZeroDivisionError):
         return token
 

@@ -110,7 +110,7 @@ _T_UNIT = r"(?:\s+[A-Za-z][A-Za-z'/]*){0,3}?"
 _T_OP = r"\s*(?:[-+*/×÷]|\bx\b)\s*"
 _T_EXPR = rf"{_T_NUM}{_T_UNIT}(?:{_T_OP}{_T_NUM}{_T_UNIT})*"
 _TEXT_CHAIN = re.compile(rf"(?<![\w.$]){_T_EXPR}(?:\s*(?:=|<|>)\s*{_T_NUM}(?:{_T_UNIT}{_T_OP}{_T_NUM})*)+")
-_CUT_OPERAND = re.compile(r"(?:[-+*/×÷^=(]|\d[:.]|\bx)\s*$")
+_CUT_OPERAND = re.compile(r"(?:[-+*/×÷^=({})]|\d[:.]|\bx|\\(?:times|cdot|div|frac|dfrac|sqrt|left|right))\s*$")
 _MIRROR = {"<": ">", ">": "<", "\\le": "\\ge", "\\ge": "\\le", "\\leq": "\\geq", "\\geq": "\\leq", "<=": ">=",
            ">=": "<=", "\\lt": "\\gt", "\\gt": "\\lt"}  # fmt: skip
 MAX_STEP_CHARS = 4_000

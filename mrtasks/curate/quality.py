@@ -86,7 +86,19 @@ def _masked_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _step_figures(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+Memo = dict[tuple[str, int], Any]
+"""Per-row results shared by the all-sources and per-source figures of one call (keyed by row object)."""
+
+
+def _memo(memo: Memo, name: str, row: dict[str, Any], fn: Any) -> Any:
+    key = (name, id(row))
+    if key not in memo:
+        memo[key] = fn(row)
+    return memo[key]
+
+
+def _step_figures(rows: list[dict[str, Any]], seed: int, memo: Memo | None = None) -> dict[str, Any]:
+    memo = {} if memo is None else memo
     hist = Counter(len(r["steps"]) for r in rows)
     rng = random.Random(seed)
     rand, cue, flow = [], [], []
@@ -95,8 +107,9 @@ def _step_figures(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
         perm = list(range(n))
         rng.shuffle(perm)
         rand.append(order_score(perm, r["order"]))
-        cue.append(order_score(surface_cue_order(r["shuffled_steps"]), r["order"]))
-        flow.append(order_score(dataflow_order(r["shuffled_steps"], r.get("problem") or "", cues=True), r["order"]))
+        cue.append(_memo(memo, "cue", r, lambda r: order_score(surface_cue_order(r["shuffled_steps"]), r["order"])))
+        flow.append(_memo(memo, "flow", r, lambda r: order_score(
+            dataflow_order(r["shuffled_steps"], r.get("problem") or "", cues=True), r["order"])))  # fmt: skip
     return {
         "rows": len(rows),
         "steps_histogram": {str(k): v for k, v in sorted(hist.items())},
@@ -108,15 +121,18 @@ def _step_figures(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     }
 
 
-def _error_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _error_figures(rows: list[dict[str, Any]], memo: Memo | None = None) -> dict[str, Any]:
     """Error rows by kind, and the calculator's located / solved shares (overall and per kind)."""
     from mrtasks.rewards import get_reward
 
+    memo = {} if memo is None else memo
     errors = [r for r in rows if r["error_step"] >= 0]
-    scores: list[float] = []
-    if errors:
-        columns = {k: [r.get(k) for r in errors] for k in ("error_step", "original", "corrupted", "error_type", "task")}
-        scores = [float(s or 0.0) for s in get_reward(ERRORS)([calculator_correction(r["steps"]) for r in errors], **columns)]
+    todo = [r for r in errors if ("calculator", id(r)) not in memo]
+    if todo:
+        columns = {k: [r.get(k) for r in todo] for k in ("error_step", "original", "corrupted", "error_type", "task")}
+        for r, s in zip(todo, get_reward(ERRORS)([calculator_correction(r["steps"]) for r in todo], **columns)):
+            memo[("calculator", id(r))] = float(s or 0.0)
+    scores = [memo[("calculator", id(r))] for r in errors]
     kinds: dict[str, list[float]] = defaultdict(list)
     for r, s in zip(errors, scores):
         kinds[r["error_type"]].append(s)
@@ -141,7 +157,12 @@ def _all_rows(result: Any, config: str) -> list[dict[str, Any]]:
 def quality_figures(result: Any, seed: int = 0) -> dict[str, Any]:
     """The figures for a `PipelineResult`: {config: {source or "all": figures}} plus `yields`."""
     out: dict[str, Any] = {}
-    for config, fn in ((MASKED, _masked_figures), (STEPS, lambda rows: _step_figures(rows, seed)), (ERRORS, _error_figures)):
+    memo: Memo = {}
+    for config, fn in (
+        (MASKED, _masked_figures),
+        (STEPS, lambda rows: _step_figures(rows, seed, memo)),
+        (ERRORS, lambda rows: _error_figures(rows, memo)),
+    ):
         rows = _all_rows(result, config)
         by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:

@@ -778,7 +778,7 @@ def _mean(scores: list[float | None]) -> float:
 def audit_rows(task: str, rows: list[Row], reward_name: str | None = None) -> list[AuditResult]:
     out = []
     policies = {p.name: p for p in policies_for(task)}
-    plain: dict[str, float] = {}  # means of policies scored on every row as is, for `not_above`
+    plain: dict[str, dict[int, float | None]] = {}  # per-row scores of policies scored on every row as is
     for policy in policies.values():
         scored_rows = policy_rows(policy, rows)
         scores = score_rows(task, scored_rows, policy, reward_name) if scored_rows else []
@@ -788,14 +788,15 @@ def audit_rows(task: str, rows: list[Row], reward_name: str | None = None) -> li
         target, passed = _check(policy.target, mean, low)
         if policy.not_above and values:
             other = policies[policy.not_above]
-            if policy.applies is None and other.applies is None and other.name in plain:
-                bound = plain[other.name]
+            known = plain.get(other.name, {})
+            if all(id(r) in known for r in scored_rows):  # the same row objects: reuse their scores
+                bound = _mean([known[id(r)] for r in scored_rows])
             else:  # the other policy on exactly these rows
                 bound = _mean(score_rows(task, scored_rows, other, reward_name))
             target += f" and <= {other.name} ({bound:.3f})"
             passed = bool(passed is not False and round(mean, 4) <= round(bound, 4))
         if policy.applies is None:
-            plain[policy.name] = mean
+            plain[policy.name] = {id(r): s for r, s in zip(scored_rows, scores)}
         if values and len(values) < len(scores):
             passed = False if passed is not None else None
         out.append(
@@ -845,9 +846,11 @@ def card_section(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 2
         return "(no task rows)"
     sample = f"at most {max_rows} rows per task (a seeded sample), " if max_rows else ""
     return (
-        f"Mean reward of degenerate policies, {sample}scored with each task's own reward at its "
+        f"Mean reward of each policy, {sample}scored with each task's own reward at its "
         'default options (Masked-Then-Fill: `partial_credit="undecided"`; the truncated-think case '
-        "with `think_prefilled=True`). Rerun on any build with "
+        "with `think_prefilled=True`). `rows` counts the rows a policy applies to (per-position "
+        "policies: one edited position per row); a target `<= policy (x)` holds a policy to another's "
+        "mean on the same rows. Rerun on any build with "
         "`python -m mrtasks.rewards.audit --dataset DIR`.\n\n" + markdown_table(results)
     )
 
@@ -868,11 +871,11 @@ def markdown_table(results: Sequence[AuditResult]) -> str:
 
 
 def text_table(results: Sequence[AuditResult]) -> str:
-    head = f"{'task':<18} {'policy':<22} {'rows':>6} {'mean':>7} {'min':>6} {'@1.0':>7}  target"
+    head = f"{'task':<18} {'policy':<30} {'rows':>6} {'mean':>7} {'min':>6} {'@1.0':>7}  target"
     lines = [head, "-" * len(head)]
     for r in results:
         met = "" if r.passed is None else ("ok" if r.passed else "FAILED")
-        lines.append(f"{r.task:<18} {r.policy:<22} {r.rows:>6} {r.mean:>7.3f} {r.min:>6.2f} {r.full:>7.1%}  {r.target} {met}")
+        lines.append(f"{r.task:<18} {r.policy:<30} {r.rows:>6} {r.mean:>7.3f} {r.min:>6.2f} {r.full:>7.1%}  {r.target} {met}")
     return "\n".join(lines)
 
 

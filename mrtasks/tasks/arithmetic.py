@@ -20,6 +20,8 @@ Value = Fraction | float
 
 _CHAIN_REL = re.compile(r"\\(?:leq|geq|neq|le|ge|ne|lt|gt)(?![a-zA-Z])|<=|>=|=|<|>")
 _UNIT_WORDS = re.compile(r"(?<![\\a-zA-Z])[A-Za-z][A-Za-z']+(?:/[A-Za-z']+)*|\\text\s*\{[^{}]*\}")
+_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_VARIABLE = re.compile(r"[A-Za-z]")
 _LONE_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _OPERATION = re.compile(r"(?<=\S)\s*(?:[-+*/×÷^]|\\(?:cdot|times|div|frac|dfrac|sqrt|binom)(?![a-zA-Z]))")
 
@@ -126,7 +128,8 @@ def link_truths(formula: str) -> list[bool | None]:
     out = []
     for (a, b), (c, d), rel in zip(spans, spans[1:], rels):
         left, right = clean(formula[a:b]), clean(formula[c:d])
-        out.append(numeric_truth(f"{left} {rel} {right}") if left and right else None)
+        constant = left and right and not _VARIABLE.search(_COMMAND.sub("", left + right))
+        out.append(numeric_truth(f"{left} {rel} {right}") if constant else None)  # the checker only for constants
     return out
 
 

@@ -120,6 +120,9 @@ def _parse(norm: str, depth: int, final: bool) -> Answer:
     if wrapped(norm, "\\{", "\\}"):
         inner = norm[2:-2]
         return Answer(norm, "set", "", _flatten([sub(p) for p in split_top_level(inner, ",") if p]))
+    if final and wrapped(norm, "{", "}") and len(split_top_level(norm[1:-1], ",")) > 1:
+        # `{a, b}`: bare braces around several members are how plain text writes a set
+        return Answer(norm, "set", "", _flatten([sub(p) for p in split_top_level(norm[1:-1], ",") if p]))
     m = _MATRIX.match(norm)
     if m:
         rows = [r for r in m.group(2).split("\\\\") if r]
@@ -191,6 +194,29 @@ def is_label(a: Answer) -> bool:
     return a.norm not in _CONSTANTS and bool(_LABEL.match(a.norm))
 
 
+_APPLIED = re.compile(
+    r"^\\?(?:sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|ln|log|exp|det|rank|tr|deg|dim|"
+    rf"Pr|Var|Cov|arg)(?![a-zA-Z])(?:\^\{{?-?\d\}}?|_\{{?\w+\}}?)?\s*(?:\({_NAME}\)|\{{{_NAME}\}}|\[{_NAME}\]|{_NAME})$"
+)
+
+
+def label_key(a: Answer) -> str | None:
+    """What a quantity-naming left side names, when it is more than a plain name: a function or
+    operator applied to a name (`\\sin\\theta`, `\\det A`, `sin(x)`) or a quantity the evaluator
+    cannot read (`\\int_0^1 f`). Two such names must be the same for two answers to be equal."""
+    if a.kind != "atom" or not a.norm:
+        return None
+    if _APPLIED.match(a.norm) or (a.node is None and a.words is None):
+        return re.sub(r"[\s(){}]", "", a.norm)
+    return None
+
+
+def _identity(members: list[Answer]) -> bool:
+    """`2 = 2`, `0 = 0`: numerals restated, no computation and no name; it answers nothing."""
+    return all(m.node is not None and (m.node[0] == "num" or m.node[0] == "neg" and m.node[1][0] == "num")
+               for m in members)  # fmt: skip
+
+
 def is_constant(a: Answer) -> bool:
     """An expression without variables (`2+2`, `\\sqrt{2}`)."""
     return a.kind == "atom" and a.node is not None and not expr.variables(a.node)
@@ -218,12 +244,15 @@ def value_of(a: Answer) -> tuple[Answer, bool] | None:
         if not is_label(exact):
             return exact, False
         return members[j + 1], True
-    first, last = members[0], members[-1]
-    if is_label(last) and not is_label(first) and len(members) == 2:
-        first, last = last, first  # `5 = x`
-    if is_label(last):
+    if _identity(members):
         return None
-    if is_label(first) or is_constant(first) or len(members) > 2 and all(is_label(m) for m in members[:-1]):
+    first, last = members[0], members[-1]
+    named = lambda m: is_label(m) or label_key(m) is not None  # noqa: E731
+    if named(last) and not named(first) and len(members) == 2:
+        first, last = last, first  # `5 = x`
+    if named(last):
+        return None
+    if named(first) or is_constant(first) or len(members) > 2 and all(is_label(m) for m in members[:-1]):
         # a computation chain must hold: `3 = 5` or `2+2 = 5` stands for nothing
         for m in members[:-1]:
             if is_constant(m) and last.node is not None and expr.same_value(m.node, last.node) is not True:

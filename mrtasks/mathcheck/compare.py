@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import re
 
-from mrtasks.mathcheck import expr, tolerance
-from mrtasks.mathcheck.answer import MIRROR, Answer, is_label, value_of
+from mrtasks.mathcheck import expr, solutions, tolerance
+from mrtasks.mathcheck.answer import MIRROR, Answer, is_label, label_key, value_of
 from mrtasks.mathcheck.intervals import intervalish, same_sets, to_intervals
+from mrtasks.mathcheck.notation import base_numeral
 from mrtasks.mathcheck.relations import normal_form_equal
 from mrtasks.mathcheck.tolerance import DECIMAL, close_decimal
 
@@ -82,9 +83,15 @@ def _compare_relations(p: Answer, r: Answer, final: bool) -> bool | None:
         normal = normal_form_equal(p, r, final) if final else None
         if normal is True:
             return True
+        if final and normal is not True and p.shape == r.shape == "=":
+            # the same solutions after clearing denominators or squaring out a root (`solutions`)
+            if solutions.same_zero_sets(p, r) is True:
+                return True
         # Member-wise decided "different" and the normal form cannot say more (a side does not
         # parse, or both are identities such as `2^{10} = 1024`): different.
         verdicts = [members, False if members is False and normal is None else normal]
+        if final and _labels_differ(p, r):
+            return _any(verdicts)  # `\tan\theta = 3/4` is not `\sin\theta = 3/4`
         if final:
             vp, vr = value_of(p), value_of(r)
             if vp is not None and vr is not None:
@@ -105,6 +112,19 @@ def _compare_relations(p: Answer, r: Answer, final: bool) -> bool | None:
     if value is None:
         return False
     return _compare_values(value, (other, False)) if rel is p else _compare_values((other, False), value)
+
+
+def _labels_differ(p: Answer, r: Answer) -> bool:
+    """Both answers name what they state and at least one name is a function applied to a name
+    (`\\sin\\theta`, `\\det A`) or a quantity the evaluator cannot read: then the names must be the
+    same (`label_key`). Plain names (`x = 3`, `y = 3`) are not compared."""
+    kp, kr = label_key(p.parts[0]), label_key(r.parts[0])
+    if kp is None and kr is None:
+        return False
+    plain = lambda a: is_label(a) and label_key(a) is None  # noqa: E731
+    if (kp is None and not plain(p.parts[0])) or (kr is None and not plain(r.parts[0])):
+        return False
+    return kp != kr
 
 
 def _compare_values(a: tuple[Answer, bool], b: tuple[Answer, bool]) -> bool | None:
@@ -129,6 +149,9 @@ def compare(pred: Answer, ref: Answer, final: bool = True) -> bool | None:
         return True
     if final and (intervalish(pred) or intervalish(ref)):
         sp, sr = to_intervals(pred), to_intervals(ref)
+        if (sp is None or sr is None) and _same_strictness(pred, ref):  # a non-linear inequality: `t^2 \ge 9`
+            sp = sp if sp is not None else solutions.relation_intervals(pred)
+            sr = sr if sr is not None else solutions.relation_intervals(ref)
         if sp is not None and sr is not None:
             return same_sets(sp, sr)
     if pred.kind == "relation" or ref.kind == "relation":
@@ -140,6 +163,8 @@ def compare(pred: Answer, ref: Answer, final: bool = True) -> bool | None:
         return _all(compare(p, r, final) for p, r in zip(pred.parts, ref.parts))
     if kinds == {"list", "set"}:
         return _match_unordered(pred.parts, ref.parts, final)
+    if "matrix" in kinds and kinds <= {"matrix", "tuple", "list"} and len(kinds) == 2:
+        return _vector_equal(pred, ref, final)
     if pred.kind != ref.kind or (pred.shape != ref.shape and pred.shape != "pm" and ref.shape != "pm"):
         # `(1,2)` vs `[1,2]`, `3, 4` vs `3`, a tuple vs a set: different objects
         return False
@@ -149,8 +174,22 @@ def compare(pred: Answer, ref: Answer, final: bool = True) -> bool | None:
         if len(pred.parts) != len(ref.parts):
             return False
         return _all(compare(p, r, final) for p, r in zip(pred.parts, ref.parts))
+    numerals = base_numeral(pred.norm), base_numeral(ref.norm)
+    if numerals != (None, None):
+        return _numerals_equal(pred, ref, *numerals)
     if pred.words is not None and ref.words is not None:
-        return pred.words == ref.words
+        return _words_equal(pred.norm, ref.norm)
+    if (pred.words is None) != (ref.words is None) and (pred.node is not None or ref.node is not None):
+        # `xyz` against `x * y * z`: letters next to an expression are a product
+        words = pred if pred.words is not None else ref
+        if words.node is None and " " not in words.norm:
+            try:
+                node = expr.parse(words.norm)
+            except expr.ExprError:
+                node = None
+            other = ref if words is pred else pred
+            if node is not None and other.node is not None:
+                return expr.same_value(node, other.node)
     if pred.node is not None and ref.node is not None:
         same = expr.same_value(pred.node, ref.node)
         if same is False and final and (DECIMAL.fullmatch(pred.norm) or DECIMAL.fullmatch(ref.norm)):
@@ -159,6 +198,47 @@ def compare(pred: Answer, ref: Answer, final: bool = True) -> bool | None:
     if pred.words is not None or ref.words is not None:
         return None
     return skeleton_differs(pred.norm, ref.norm)
+
+
+def _same_strictness(p: Answer, r: Answer) -> bool:
+    """Two inequalities are compared as point sets only with the same strictness (as the normal
+    form: `x^2+x+1 \\geq 0` is not `x^2+x+1 > 0`, although both hold everywhere)."""
+    if p.kind != "relation" or r.kind != "relation":
+        return True
+    strict = lambda a: {rel in ("<", ">") for rel in a.rels}  # noqa: E731
+    return strict(p) == strict(r)
+
+
+def _vector_equal(pred: Answer, ref: Answer, final: bool) -> bool | None:
+    """A column or row vector (an n x 1 or 1 x n matrix) is the tuple or list of its entries in
+    order (`\\begin{pmatrix}1\\\\2\\end{pmatrix}` is `(1, 2)`); a set is never a vector."""
+    matrix, other = (pred, ref) if pred.kind == "matrix" else (ref, pred)
+    rows, _, cols = matrix.shape.partition("x")
+    if "1" not in (rows, cols) or len(matrix.parts) != len(other.parts) or len(other.parts) < 2:
+        return False
+    return _all(compare(a, b, final) for a, b in zip(matrix.parts, other.parts))
+
+
+def _numerals_equal(pred: Answer, ref: Answer, np: tuple[str, int] | None, nr: tuple[str, int] | None) -> bool:
+    """Numerals with a base subscript: the same base and digits (`1011_{2}` is `1011_2`); a
+    numeral written without its base matches by its digits (`1011` for `1011_2`), a decimal value
+    does not (`11` is not `1011_2`: the question asked for base 2)."""
+    if np is not None and nr is not None:
+        return np == nr
+    numeral, plain = (np, ref.norm) if np is not None else (nr, pred.norm)
+    return plain.lstrip("0") == numeral[0].lstrip("0") and plain.isalnum()  # type: ignore[index]
+
+
+def _words_equal(a: str, b: str) -> bool:
+    """Words up to case, where case is only capitalization (`Yes` is `yes`, `EAST` is `east`);
+    a short all-capital text is a name of points or variables (`XYZ` is not `xyz`)."""
+    if a == b:
+        return True
+    if a.lower() != b.lower():
+        return False
+    if all(w[1:] == v[1:] for w, v in zip(a.split(), b.split())):
+        return True
+    return min(len(a), len(b)) >= 4
 
 
 _NUM = re.compile(r"\d+(?:\.\d+)?")

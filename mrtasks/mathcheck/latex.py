@@ -10,8 +10,8 @@ exceptions on any `str`.
   before it that only "and", "or", commas or math delimiters separate from it.
 - Top-level split: on a separator outside every `{}`, `()` and `[]` group (one depth counter
   for all kinds, so half-open intervals like `[0, 1)` balance); `\\;` and `\\,` are spacing.
-- Wrappers: whitespace, math delimiters, a whole-answer `\\text{...}`, `\\displaystyle` and a
-  trailing period surround an answer without changing it.
+- Wrappers: whitespace, math delimiters, a whole-answer `\\text{...}`, `\\displaystyle` and
+  trailing periods surround an answer without changing it; at most `MAX_WRAPPERS` are removed.
 """
 
 from __future__ import annotations
@@ -217,6 +217,8 @@ def split_at_depth0(text: str, pattern: re.Pattern) -> tuple[list[str], list[str
 # --- wrappers ------------------------------------------------------------------------------
 
 _WRAPPERS = MATH_DELIMITERS
+MAX_WRAPPERS = 16
+"""At most this many wrappers are removed from one answer (more is not an answer)."""
 _TEXT_CMD = re.compile(r"^\\(?:text|textbf|textrm|mathrm|mathbf|mbox|textnormal)\s*\{")
 
 
@@ -224,11 +226,13 @@ def strip_wrappers(text: str) -> str:
     """Remove what surrounds an answer without changing it: whitespace, math delimiters,
     a whole-answer `\\text{...}`, `\\displaystyle`, a trailing period."""
     prev = None
-    while text != prev:
+    for _ in range(MAX_WRAPPERS):  # bounded: 10^4 nested `\\text{` must not cost 10^4 brace scans
+        if text == prev:
+            break
         prev = text
         text = text.strip()
         if text.endswith(".") and len(text) > 1:
-            text = text[:-1].rstrip()
+            text = text.rstrip(".").rstrip() or text[:1]
         for left, right in _WRAPPERS:
             if len(text) >= len(left) + len(right) and text.startswith(left) and text.endswith(right):
                 text = text[len(left) : len(text) - len(right)]

@@ -144,6 +144,13 @@ _CONNECTIVE = re.compile(
 _LEAD_TEXT = re.compile(r"^\\(?:text|textrm|textit|textbf|mbox|mathrm)\s*\{([A-Za-z][A-Za-z ,.;:']{0,40})\}\s*")
 _SPACE_CMD = r"(?:\\(?:q?quad|enspace|thinspace|medspace|thickspace)(?![a-zA-Z])|\\[,;:! ]|~|\s)"
 _LEAD_SPACE = re.compile(rf"^{_SPACE_CMD}+")
+_EXPLICIT_SPACE = re.compile(r"^(?:\\(?:q?quad|enspace)(?![a-zA-Z])|\\[,;: ]|~)")
+CONNECTIVE_WORDS = frozenset(
+    "so hence thus therefore then and but i.e ie e.g eg now also finally since because where whence giving gives "
+    "yielding yields get gets we obtain implies or note clearly similarly consequently namely which that "
+    "substituting plugging solving simplifying rearranging expanding factoring".split()
+)
+"""Words that open a connective `\\text{..}` before a formula (`\\text{so}x = 5`)."""
 _REL_START = re.compile(r"^(?:=|<|>|\\(?:leq?|geq?|neq?|approx|equiv|sim|lt|gt)(?![a-zA-Z])|\\in(?![a-zA-Z]))")
 
 
@@ -151,13 +158,21 @@ def _strip_connective(text: str) -> str:
     m = _CONNECTIVE.match(text)
     rest = text[m.end() :] if m else text
     t = _LEAD_TEXT.match(rest)
-    if t and re.search(r"[A-Za-z]{2}", t.group(1)):
-        # prose, not an operator name: a space or punctuation in it or after it (`\text{so } x`,
-        # `\text{Thus,}\ x`), and no argument after it (`\text{Im}(z)`, `\text{lcm}[a,b]` stay)
-        body, raw_after = t.group(1), rest[t.end() - len(t.group(0)) + t.group(0).rindex("}") + 1 :]
-        spaced = body != body.rstrip(" ,.;:") or " " in body.strip() or bool(_LEAD_SPACE.match(raw_after))
+    if t:
+        # prose, not an operator name (`\text{Im}(z)`, `\text{lcm}[a,b]` stay): a connective word
+        # (`\text{so}`, `\text{i.e.}`), or a space or punctuation inside it (`\text{Area } A`,
+        # `\text{we get }`), or explicit spacing after it (`\textrm{hence}\ x`)
+        body = t.group(1)
+        raw_after = rest[t.start() + t.group(0).rindex("}") + 1 :]
+        first = re.match(r"[A-Za-z.]+", body)
+        spaced = (
+            body != body.rstrip(" ,.;:")
+            or " " in body.strip()
+            or bool(first and first.group(0).lower().rstrip(".") in CONNECTIVE_WORDS)
+            or bool(_EXPLICIT_SPACE.match(raw_after))
+        )
         after = _LEAD_SPACE.sub("", rest[t.end() :])
-        if spaced and after and not _REL_START.match(after) and after[0] not in "([{_^'!":
+        if spaced and after and not _REL_START.match(after):
             rest = after
     rest = _LEAD_SPACE.sub("", rest)
     return rest if rest.strip() else text
@@ -169,14 +184,17 @@ _END_MARK = re.compile(
     r"blacktriangleleft|blacktriangleright|triangleleft|lozenge|blacklozenge|clubsuit|heartsuit|spadesuit|diamondsuit|"
     r"diamond|bullet|S|P|#)\s*$"
 )
-_LABEL_BODY = r"(?:\\(?:star|ast|dagger|ddagger|bigstar|heartsuit|spadesuit|clubsuit|diamondsuit|\#|S)|\*{1,3}|[A-Za-z0-9]{1,4}'?|\\text\{[^{}]{1,8}\}|\$[^$]{1,10}\$)"
+_LABEL_BODY = (
+    r"(?:\\(?:star|ast|dagger|ddagger|bigstar|heartsuit|spadesuit|clubsuit|diamondsuit|\#|S)|\*{1,3}"
+    r"|[A-Za-z0-9]{1,4}'?|\\text\{[^{}]{1,8}\}|\$[^$]{1,10}\$)"
+)
 _LABEL_AFTER_SPACE_CMD = re.compile(rf"(?:\\(?:q?quad|enspace)(?![a-zA-Z])|\\[,;: ]|~)\s*[(\[]\s*{_LABEL_BODY}\s*[)\]]\s*$")
 _LABEL_SYMBOLIC = re.compile(rf"\s[(\[]\s*(?!\d+\s*[)\]])(?![A-Za-z]\s*[)\]]){_LABEL_BODY}\s*[)\]]\s*$")
 _LABEL_NUMBER = re.compile(r"(?<=[^A-Za-z\s])\s+\(\d{1,3}[a-z]?\)\s*$")
 _TRAIL_TEXT = re.compile(r"\\(?:text|textrm|textit|textbf|mbox|emph)\s*\{([^{}]*)\}\s*$")
 _TRAIL_DOTS = re.compile(r"(?:\\(?:dots[bcmoi]?|ldots|cdots|cdotp)(?![a-zA-Z])|\.\.\.)\s*$")
 _TRAIL_PUNCT = re.compile(r"(?:[.,:]|\\text\s*\{\s*[.,:]\s*\})\s*$")
-_TRAIL_SPACE = re.compile(rf"{_SPACE_CMD}+$")
+_TRAIL_SPACE = re.compile(rf"(?:{_SPACE_CMD}|(?<!\\)\\$)+$")  # `\\$`: what stripping left of `x\\ .`
 _OPERATOR_END = re.compile(r"(?:[-+*/=<>,(\[{|^_]|\\(?:cdot|times|div|pm|mp|leq?|geq?|neq?|approx|equiv|left|in|cup|cap)\s*)$")
 
 

@@ -2,6 +2,9 @@
 
 Policy (each rule has positive and negative cases in tests/data/equivalence_pairs.jsonl):
 
+- First, in both modes, the notations of `notation` (Unicode, plain function names, Python
+  powers, e-notation, repeating decimals, mixed numbers with a space, base numerals, degrees in
+  a trigonometric argument) are rewritten into LaTeX.
 - Both modes (`normalize`): math delimiters and whole-answer `\\text{}` are dropped, `\\dfrac`/
   `\\tfrac`/`\\cfrac` are `\\frac`, spacing and sizing commands (`\\,`, `\\quad`, `\\left`) go,
   `\\leqslant`/`\\leqq` are `\\leq`, `\\approx`/`\\simeq` are `≈`, degrees, `\\%` and `\\$` are
@@ -9,7 +12,8 @@ Policy (each rule has positive and negative cases in tests/data/equivalence_pair
   `2{,}000`, `2\\,000`, `2 000`, `1,234`) are dropped. "or"/"and" between answers are commas.
   A `\\text{}` of two or more words is an annotation and goes; a unit in `\\text{}` goes.
 - Final answers only (`final_text`, before `normalize`): several `\\boxed{}` are collected into
-  a list; "the answer is" and `Answer:` prose, percent words (`35 percent`, `pct`) and trailing
+  a list; "the answer is" and `Answer:` prose, a one-sentence answer's stated value
+  (`The length is [12].` is 12, `prose`), percent words (`35 percent`, `pct`) and trailing
   unit words (`\\frac{2}{5} \\textbf{liters}`, `6 m`) are dropped. Formulas keep all of these
   (`6 m` in a formula is 6*m).
 - Choice letters (`choice_letter`): a prediction starting with a letter A-E (`D. y = 12`, `(D)`,
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from mrtasks.mathcheck import notation, prose
 from mrtasks.mathcheck.cache import short_cache
 from mrtasks.mathcheck.latex import collect_boxes, strip_wrappers
 from mrtasks.mathcheck.markup import canonical_scripts, strip_markup
@@ -52,6 +57,8 @@ _SIZING = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|b
 _DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°|\\degree(?![a-zA-Z])|\\circ$")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _THOUSANDS_SEP = re.compile(r"(?<=\d)(?:\{,\}|,\\!\s*|\\,|\\ |\s)(?=\d{3}(?!\d))")
+MAX_NORMALIZE_CHARS = 8_000
+"""Longer texts are not normalized (no answer or formula is that long; it bounds every caller)."""
 _CDOT = re.compile(r"\\cdot(?![a-zA-Z])")
 _CMD_SPACE = re.compile(r"(\\[a-zA-Z]+)\s+(?=[a-zA-Z])")
 _REL_WORDS = (("\\leqslant", "\\leq"), ("\\geqslant", "\\geq"), ("\\leqq", "\\leq"), ("\\geqq", "\\geq"),
@@ -71,9 +78,9 @@ _TRAILING_WORDS = re.compile(
 def final_text(text: str) -> str:
     """Final-answer-only cleanup before `normalize`: collected boxes, prose wrappers, percent
     words and trailing unit words (formulas keep all of these)."""
-    text = collect_boxes(text.replace("\n", " "))
+    text = notation.rewrite(collect_boxes(text.replace("\n", " ")))
     text = _PROSE.sub("", text, count=1)
-    text = strip_wrappers(text)
+    text = strip_wrappers(prose.final_value(strip_wrappers(text)))
     text = _PERCENT_WORDS.sub("", text)
     text = _PLAIN_UNIT.sub("", text)  # `6 m` is six metres here, but 6*m in a formula
     return _TRAILING_WORDS.sub("", text)
@@ -84,8 +91,11 @@ def normalize(text: str) -> str:
     """A canonical string for an answer: same object, same string, in the common cases.
 
     Cached: a reference (and often a prediction) recurs across a prompt's rollouts, and the
-    similarity fallback normalizes the same strings the parser already did."""
-    text = strip_markup(strip_wrappers(text.replace("\n", " ")))
+    similarity fallback normalizes the same strings the parser already did. A text longer than
+    `MAX_NORMALIZE_CHARS` is returned stripped, unchanged (a hard bound on the work per call)."""
+    if len(text) > MAX_NORMALIZE_CHARS:
+        return text.strip()
+    text = strip_markup(strip_wrappers(notation.rewrite(text.replace("\n", " "))))
     if "&" in text and "\\begin" not in text:  # an alignment `&` (`a^2 & = 9`), not a matrix column
         text = re.sub(r"(?<!\\)&", " ", text)
     text = _THOUSANDS_SEP.sub("", text) if re.search(r"\d(?:\{,\}|,\\!|\\,|\\ |\s)\d{3}", text) else text
@@ -100,7 +110,7 @@ def normalize(text: str) -> str:
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
     for old, new in _REL_WORDS:
         text = text.replace(old, new)
-    text = _DEGREES.sub("", text)
+    text = _DEGREES.sub("", notation.trig_degrees(text))
     text = text.replace("\\%", "").replace("%", "").replace("\\$", "").replace("$", "")
     text = text.replace("{,}", ",").replace("\\times", "*").replace("\\ast", "*")
     text = _CDOT.sub("*", text)  # `\\cdots` stays
@@ -109,8 +119,9 @@ def normalize(text: str) -> str:
     text = re.sub(r"\s+", "", text).replace("\x01", " ")
     text = re.sub(r"\^\{?\\prime\}?|\\prime", "'", text)
     text = canonical_scripts(text)
-    while text.endswith(".") and not text[-2:-1].isdigit():
-        text = text[:-1]
+    if text.endswith("."):  # trailing periods, but not the `.` of `5.` (one pass, not one per period)
+        stripped = text.rstrip(".")
+        text = stripped if not stripped[-1:].isdigit() else stripped + "." if stripped != text else text
     if _THOUSANDS.fullmatch(text):
         text = text.replace(",", "")
     return strip_wrappers(text)

@@ -33,7 +33,7 @@ from mrtasks.mathcheck.answer import Answer, parse_answer
 from mrtasks.mathcheck.cache import short_cache
 from mrtasks.mathcheck.compare import compare, skeleton_differs
 from mrtasks.mathcheck.latex import balanced
-from mrtasks.mathcheck.normalize import choice_letter
+from mrtasks.mathcheck.normalize import choice_letter, normalize
 from mrtasks.mathcheck.sandbox import get_pool
 from mrtasks.mathcheck.slow import MAX_SYMPY_CHARS, safe_for_sympy, slow_equal
 from mrtasks.mathcheck.tolerance import DECIMAL, DECIMAL_COMMA
@@ -57,6 +57,8 @@ def _quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool]:
         return True, False
     if not pred.strip() or not balanced(pred):
         return False, False
+    if "".join(pred.split()) == "".join(ref.split()) and normalize(pred) == normalize(ref):
+        return True, False  # the same text up to spacing (`2cm`, `2 cm`; `2 3/4` is not `23/4`)
     p, r = parse_answer(pred, strip_lhs), parse_answer(ref, strip_lhs)
     if strip_lhs:
         if r.words is not None and len(r.words) == 1:

@@ -129,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Score]:
     parser.add_argument("pairs", type=Path, help="JSONL with reference, prediction (strings) and equal (true/false)")
     parser.add_argument("--show-errors", action="store_true", help="print every misjudged pair")
     parser.add_argument("--by-category", action="store_true", help="accuracy per `category` too")
+    parser.add_argument("--core", action="store_true", help="score only rows with `core: true` (see tests/data/PEER_PAIRS.md)")
     parser.add_argument("--checkers", default=",".join(CHECKERS), help=f"comma list of {', '.join(CHECKERS)}")
     args = parser.parse_args(argv)
     names = [c.strip() for c in args.checkers.split(",") if c.strip()]
@@ -143,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Score]:
         rows = load_pairs(args.pairs)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.core:
+        rows = [r for r in rows if r.get("core") is True]
     try:
         return report(rows, names, args)
     except KeyboardInterrupt:
@@ -158,7 +161,11 @@ def report(rows: list[dict], names: list[str], args: argparse.Namespace) -> dict
     for name in names:
         verdicts = CHECKERS[name](rows)
         s = results[name] = score(rows, verdicts)
-        print(f"{name:<12} {s.accuracy:>9.2%} {s.false_pos:>7} {s.false_neg:>7}")
+        print(f"{name:<12} {s.accuracy:>9.2%} {s.false_pos:>7} {s.false_neg:>7}   ({s.correct}/{s.total})")
+        core = [i for i, r in enumerate(rows) if r.get("core") is True]
+        if core and not args.core and len(core) < len(rows):
+            c = score([rows[i] for i in core], [verdicts[i] for i in core])
+            print(f"  {'core':<10} {c.accuracy:>9.2%} {c.false_pos:>7} {c.false_neg:>7}   ({c.correct}/{c.total})")
         if args.by_category:
             for cat in sorted({str(r.get("category", "")) for r in rows}):
                 idx = [i for i, r in enumerate(rows) if str(r.get("category", "")) == cat]

@@ -79,9 +79,9 @@ def _styling(f: str, rng: random.Random) -> str:
 
 
 def _invisible(f: str, rng: random.Random) -> str:
-    cmd = rng.choice(["\\hphantom{0}", "\\phantom{x}", "\\vphantom{\\frac12}", "\\phantom{}", "\\hphantom{}", "\\strut",
-                      "\\mathstrut", "\\vphantom{()}"])  # fmt: skip
-    return f"{cmd} {f}" if rng.random() < 0.5 else f"{f}{cmd}"  # a space: `\\strutf` would be another command
+    cmd = rng.choice(["\\hphantom{0}", "\\phantom{x}", "\\vphantom{\\frac12}", "\\phantom{}", "\\hphantom{}", "\\strut ",
+                      "\\mathstrut ", "\\vphantom{()}"])  # fmt: skip
+    return f"{cmd}{f}" if rng.random() < 0.5 else f"{f}{cmd}"
 
 
 def _tag(f: str, rng: random.Random) -> str:
@@ -149,7 +149,7 @@ def one_number_changed(formula: str) -> str:
 
 _FUNCTION_SWAPS = [
     ("\\sin", "\\cos"), ("\\tan", "\\cot"), ("\\sec", "\\csc"), ("\\arcsin", "\\arccos"), ("\\sinh", "\\cosh"),
-    ("\\min", "\\max"), ("\\sup", "\\inf"), ("\\cap", "\\cup"), ("\\bigcap", "\\bigcup"), ("\\log", "\\ln"),
+    ("\\min", "\\max"), ("\\sup", "\\inf"), ("\\cap", "\\cup"), ("\\bigcap", "\\bigcup"),
     ("\\sum", "\\prod"), ("\\lfloor", "\\lceil"), ("\\rfloor", "\\rceil"), ("\\gcd", "\\operatorname{lcm}"),
     ("\\subset", "\\supset"), ("\\subseteq", "\\supseteq"), ("\\wedge", "\\vee"), ("\\land", "\\lor"),
     ("\\limsup", "\\liminf"), ("\\oplus", "\\otimes"), ("\\nmid", "\\mid"),
@@ -282,7 +282,9 @@ def _to_sympy(node: tuple) -> Any:
     if kind == "const":
         return {math.e: sympy.E, math.pi: sympy.pi}.get(node[1], sympy.oo)
     if kind == "var":
-        return sympy.Symbol(node[1])
+        name = node[1]
+        head = re.match(r"[A-Za-z]+", name)
+        return sympy.Symbol("\\" + name if head and len(head.group(0)) > 1 else name)
     if kind == "neg":
         return -_to_sympy(node[1])
     if kind == "add":
@@ -309,6 +311,9 @@ def reprint_side(side: str, how: str) -> str | None:
     from mrtasks.mathcheck import expr
     from mrtasks.mathcheck.normalize import normalize
 
+    bare = re.sub(r"\\[a-zA-Z]+", " ", side)
+    if re.search(r"[A-Za-z]{2,}|[A-Za-z]\s*(?:\(|\\left\s*\()|\\text|&", bare + side[:0]) or "\\text" in side:
+        return None  # words, or a letter applied to an argument (`f(x)`): not a polynomial in letters
     try:
         node = expr.parse(normalize(side))
         if not expr.variables(node):
@@ -376,12 +381,21 @@ def long_completion(kind: str, size: int = 64 * 1024) -> str:
         return "\\boxed{" + "; ".join(f"x = {k} \\text{{" + "a" * 4000 + "}" for k in range(size // 4020)) + "}"
     if kind == "correction":
         return "\\boxed{1; x = \\text{" + "b" * size + "}}"
+    if kind == "periods":
+        return "\\boxed{1; 5" + "." * size + "}"
+    if kind == "wrappers":
+        return "\\boxed{1; " + "\\text{" * (size // 7) + "5" + "}" * (size // 7) + "}"
+    if kind == "dollars":
+        return "\\boxed{1; " + "$" * (size // 2) + "5" + "$" * (size // 2) + "}"
     if kind == "think":
         return "<think>" + "Let $x_{1} = 2$. " * (size // 16) + "</think> \\boxed{2}"
     raise ValueError(kind)
 
 
-LONG_KINDS = ("text", "text_spaced", "correction", "text_open", "words", "braces", "boxes", "fills", "think")
+LONG_KINDS = (
+    "text", "text_spaced", "correction", "text_open", "words", "braces", "boxes", "fills", "periods", "wrappers",
+    "dollars", "think",
+)  # fmt: skip
 
 
 # --- scoring a build -------------------------------------------------------------------------
@@ -460,10 +474,15 @@ def outcome_families(rows: Sequence[Row]) -> dict[str, tuple[int, float]]:
             v = None
         if v is not None and float(v) != 0 and math.isfinite(float(v)):
             values.append((r["answer"], float(v), not hasattr(v, "denominator")))
-    run("approx_1.5pct_2sig", [(coarse_approximation(v, 0.015, 2), a) for a, v, _ in values])
-    run("approx_1.5pct_3sig", [(coarse_approximation(v, 0.015, 3), a) for a, v, _ in values])
+    def off(approx: str, v: float) -> bool:  # the rounding did not land back on the exact value
+        return float(approx.split()[-1]) != v
+
+    for digits in (2, 3, 4):
+        picked = [(x, a) for a, v, _ in values if off(x := coarse_approximation(v, 0.015, digits), v)]
+        run(f"approx_1.5pct_{digits}sig", picked)
     run("approx_exact_2sig_irrational", [(coarse_approximation(v, 0.0, 2), a) for a, v, irr in values if irr])
-    run("approx_exact_2sig_rational", [(coarse_approximation(v, 0.0, 2), a) for a, v, irr in values if not irr])
+    picked = [(x, a) for a, v, irr in values if not irr and off(x := coarse_approximation(v, 0.0, 2), v)]
+    run("approx_exact_2sig_rational", picked)
     run("approx_exact_6sig", [(coarse_approximation(v, 0.0, 6), a) for a, v, _ in values])
     answers = [str(r["answer"]) for r in rows]
     scripted = [a for a in answers if has_script(a)]
@@ -500,27 +519,48 @@ def correction_families(rows: Sequence[Row]) -> dict[str, tuple[int, float]]:
     return out
 
 
-def time_long(size: int = 64 * 1024) -> dict[str, float]:
-    """Seconds per reward call on one completion of `size` characters, worst over `LONG_KINDS`."""
+LONG_ROWS: dict[str, dict[str, list]] = {
+    "masked_then_fill": {"masks": [[f"x = {k}" for k in range(16)]], "scored": [list(range(16))]},
+    "error_correction": {"error_step": [1], "original": ["x = 1"], "corrupted": ["x = 2"], "error_type": ["arithmetic"]},
+    "outcome": {"answer": ["5"]},
+    "step_reordering": {"order": [[1, 0, 2]]},
+    "format": {},
+    "process": {"task": ["outcome"], "answer": ["5"]},
+}
+
+
+def _time_one(name: str, kind: str, size: int, queue: Any) -> None:
     from mrtasks.rewards import get_reward
 
-    rows = {
-        "masked_then_fill": {"masks": [[f"x = {k}" for k in range(16)]], "scored": [list(range(16))]},
-        "error_correction": {"error_step": [1], "original": ["x = 1"], "corrupted": ["x = 2"], "error_type": ["arithmetic"]},
-        "outcome": {"answer": ["5"]},
-        "step_reordering": {"order": [[1, 0, 2]]},
-        "format": {},
-        "process": {"task": ["outcome"], "answer": ["5"]},
-    }
+    fn = get_reward(name)
+    text = long_completion(kind, size)
+    start = time.perf_counter()
+    fn([text], **LONG_ROWS[name])
+    queue.put(time.perf_counter() - start)
+
+
+def time_long(size: int = 64 * 1024, limit_s: float = 30.0) -> dict[str, float]:
+    """Seconds per reward call on one completion of `size` characters, the worst over
+    `LONG_KINDS`; each call runs in a child process, and one still running after `limit_s` counts
+    as `limit_s` (so a before-the-fix figure reads "at least")."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
     out = {}
-    for name, cols in rows.items():
-        fn = get_reward(name)
+    for name in LONG_ROWS:
         worst = 0.0
         for kind in LONG_KINDS:
-            text = long_completion(kind, size)
-            start = time.perf_counter()
-            fn([text], **cols)
-            worst = max(worst, time.perf_counter() - start)
+            queue = ctx.Queue()
+            proc = ctx.Process(target=_time_one, args=(name, kind, size, queue), daemon=True)
+            proc.start()
+            proc.join(limit_s)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+                secs = limit_s
+            else:
+                secs = queue.get() if not queue.empty() else limit_s
+            worst = max(worst, secs)
         out[name] = worst
     return out
 
@@ -528,7 +568,8 @@ def time_long(size: int = 64 * 1024) -> dict[str, float]:
 TARGETS = {
     "right": (">=", 1.0), "wrong": ("<=", 0.10), "wrong+decorated": ("<=", 0.10), "right+decorated": (">=", 0.95),
     "braces_added": (">=", 0.97), "braces_removed": (">=", 0.97), "braces_flipped_ref": (">=", 0.97),
-    "approx_1.5pct_2sig": ("<=", 0.05), "approx_exact_2sig_irrational": ("<=", 0.05),
+    "approx_1.5pct_2sig": ("<=", 0.05), "approx_1.5pct_3sig": ("<=", 0.05), "approx_1.5pct_4sig": ("<=", 0.05),
+    "approx_exact_2sig_irrational": ("<=", 0.05), "approx_exact_2sig_rational": ("<=", 0.05),
 }  # fmt: skip
 for _fam in DECORATIONS:
     TARGETS[f"wrong+{_fam}"] = ("<=", 0.10)
@@ -554,6 +595,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dataset", required=True, help="a folder written by `python -m mrtasks.build`")
     parser.add_argument("--json", help="write the figures here as JSON")
     parser.add_argument("--max-rows", type=int, default=0, help="at most N rows per task (0: all)")
+    parser.add_argument("--no-time", action="store_true", help="skip the 64 KiB timing")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if not Path(args.dataset).is_dir():
@@ -566,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.max_rows:
             rows = rows[: args.max_rows]
         figures[task] = fn(rows)
-    figures["time_64k_s"] = time_long()
+    figures["time_64k_s"] = {} if args.no_time else time_long()
     print(f"{'task':<18} {'family':<30} {'n':>6} {'mean':>7}  target")
     for task in ("masked_then_fill", "outcome", "error_correction"):
         for name, (n, mean) in figures[task].items():

@@ -4,11 +4,26 @@ The paper scores a position 1 when the fill is equivalent to the masked formula 
 similarity otherwise. Taken literally, a fill with one number changed in every mask earns 0.94
 and the right masks in the wrong slots 0.45 (`python -m mrtasks.rewards.audit` on a build of the
 shared corpora), so a policy learns to look like the reference rather than be right. The
-default here (`partial_credit="undecided"`) gives similarity only where the equivalence checker
-cannot decide (prose, theorem names, formulas outside its grammar); a decided mismatch scores 0,
-and so does an undecided near miss (the same tokens with another number, or a letter renamed
-inconsistently) or a similarity below `MIN_SIMILARITY`. `partial_credit="all"` keeps the paper's
-literal variant (similarity on every mismatch).
+default (`partial_credit="undecided"`) scores each position by this rule:
+
+1. Presentational markup goes first, from the fill and the mask alike (`mathcheck.strip_markup`,
+   applied by the checker's `normalize`): markers (`\\quad(\\star)`, `\\blacksquare`,
+   `\\checkmark`, `(2)`), connectives (`\\because`, `\\therefore`, `\\text{so }`), styling and
+   invisible commands (`\\color`, `\\textcolor`, `\\hphantom{}`, `\\displaystyle`, a whole-formula
+   `\\mathbf{..}`), trailing `\\tag*{}`, `\\dots`, prose (`\\text{(by AM-GM)}`) and punctuation, a
+   Unicode minus, full-width digits.
+2. Equivalent (the checker's EQUAL): 1.0.
+3. The reference decides whether similarity may apply, never the fill: a mask within the
+   checker's grammar (`mathcheck.in_grammar`: every leaf reads as an expression) is judged by
+   the checker alone, so anything but EQUAL scores 0 there, and a fill the checker cannot read
+   earns nothing (an unknown decoration cannot turn "different" into "undecided").
+4. Masks outside the grammar (prose, theorem names, big operators, congruences, commands the
+   checker cannot read): 0 when the checker decides they differ or the fill is a near miss
+   (`near_miss`: the same token sequence but for numbers, signs, operators, relations, functions
+   or free letters, or a minus or negation added or dropped); else text similarity, 0 below
+   `MIN_SIMILARITY`. Theorem names are matched through the checker's lexicon.
+
+`partial_credit="all"` keeps the paper's literal variant (similarity on every mismatch).
 """
 
 from __future__ import annotations
@@ -77,7 +92,12 @@ def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
 _THREE = {Verdict.EQUAL: True, Verdict.DIFFERENT: False, Verdict.UNDECIDED: None}
 
 
-_TOKEN = re.compile(r"\\[a-zA-Z]+|\d+(?:\.\d+)?|\S")
+_TOKEN = re.compile(
+    r"\\[a-zA-Z]+|\d+(?:\.\d+)?"
+    r"|(?<![A-Za-z])(?:lcm|gcd|deg|det|sgn|ord|arg|Re|Im|tr|rank|mod|max|min|sup|inf|lim|exp|log|ln)(?![A-Za-z])|\S"
+)
+"""Tokens: a command, a number, an operator name written in letters (`\\operatorname{lcm}` is
+normalized to `lcm`), or one character."""
 _NUM = re.compile(r"\d+(?:\.\d+)?")
 MAX_NEAR_MISS_CHARS = 2 * MAX_ANSWER_CHARS
 """Longer fills are not tokenized for the near-miss rule (they are never near misses of a mask)."""
@@ -95,7 +115,7 @@ _OPERATORS = {"+", "-", "*", "/", "\\div", "\\pm", "\\mp", "\\cdot", "\\times", 
 _RELATIONS = {"=", "<", ">", "≈", "≤", "≥", "≠", "\\leq", "\\geq", "\\neq", "\\equiv", "\\sim", "\\simeq", "\\cong",
               "\\approx", "\\subset", "\\subseteq", "\\supset", "\\supseteq", "\\in", "\\notin", "\\mid",
               "\\nmid", "\\perp", "\\parallel", "\\propto", "\\ll", "\\gg", "\\to", "\\Rightarrow",
-              "\\Leftrightarrow", "\\not"}  # fmt: skip
+              "\\Leftrightarrow", "\\not", "|"}  # fmt: skip
 _BOUND = re.compile(
     r"\\(?:sum|prod|bigcup|bigcap|coprod|lim|limsup|liminf|max|min|sup|inf|int|iint|oint)\w*\s*_\s*\{?\s*([a-zA-Z])"
     r"|\\(?:forall|exists)\s*([a-zA-Z])"
@@ -103,8 +123,12 @@ _BOUND = re.compile(
 _DIFFERENTIAL = re.compile(r"(?<![a-zA-Z\\])d([a-zA-Z])(?![a-zA-Z])")
 
 
+_NEGATIONS = {"-", "\\not", "\\neg"}
+"""One of these added or dropped makes a near miss (`-x` for `x`, `\\not\\equiv` for `\\equiv`)."""
+
+
 def _tokens(text: str) -> list[str]:
-    return [_SYNONYMS.get(t, t) for t in _TOKEN.findall(normalize(text))]
+    return [_SYNONYMS.get(t, t) if t[0] == "\\" or len(t) == 1 else "\\" + t for t in _TOKEN.findall(normalize(text))]
 
 
 def _token_class(tok: str) -> str:
@@ -142,7 +166,8 @@ def bound_letters(formula: str) -> set[str]:
 def near_miss(pred: str, ref: str) -> bool:
     """Another formula of the same shape: the same token sequence but for numbers, signs,
     operators, relations, functions or letters swapped (`a+b` for `a-b`, `\\tan` for `\\cot`,
-    `\\cap` for `\\cup`, `<` for `>`, `n` renamed `m`), or a minus sign added or dropped.
+    `\\cap` for `\\cup`, `<` for `>`, `n` renamed `m`), or a minus sign or a negation added or
+    dropped (`-x` for `x`, `\\not\\equiv` for `\\equiv`).
 
     For references outside the checker's grammar (`mrtasks.mathcheck.in_grammar`), where text
     similarity would otherwise pay ~0.3-0.95 for such a fill. Letters renamed consistently (a
@@ -158,7 +183,7 @@ def near_miss(pred: str, ref: str) -> bool:
         if abs(len(a) - len(b)) != 1:
             return False
         longer, shorter = (a, b) if len(a) > len(b) else (b, a)
-        return any(longer[k] == "-" and longer[:k] + longer[k + 1 :] == shorter for k in range(len(longer)))
+        return any(longer[k] in _NEGATIONS and longer[:k] + longer[k + 1 :] == shorter for k in range(len(longer)))
     diffs = [(x, y) for x, y in zip(a, b) if x != y]
     classes = [(_token_class(x), _token_class(y)) for x, y in diffs]
     if not all(cx == cy and cx in ("number", "letter", "operator", "relation", "command") for cx, cy in classes):

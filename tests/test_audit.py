@@ -158,6 +158,9 @@ def test_unicode_minus_applies_only_where_there_is_a_minus():
     assert p.applies(MTF_ROW) == [MTF_ROW] and "\u2212" in p.answer(MTF_ROW)
     no_minus = dict(MTF_ROW, masks=["x = 2", "y = 3"], scored=[0, 1])
     assert p.applies(no_minus) == []
+    wrong = policy(MASKED_THEN_FILL, "decorated_wrong:unicode_minus")
+    mixed = dict(MTF_ROW, masks=["x - 1 = 2", "y = 3"], scored=[0, 1])
+    assert wrong.answer(mixed) == "\\boxed{x \u2212 2 = 2; y = 4}"  # undecorated wrong work where no minus: never the mask
 
 
 def test_near_misses_are_scored_per_edited_position():
@@ -169,6 +172,7 @@ def test_near_misses_are_scored_per_edited_position():
     assert fills[k] != MASKS[k] and [f for j, f in enumerate(fills) if j != k] == [m for j, m in enumerate(MASKS) if j != k]
     prose = dict(MTF_ROW, masks=["well-ordering principle"], scored=[0])
     assert p.applies(prose) == []  # a hyphen in prose is no sign
+    assert p.applies(dict(MTF_ROW, masks=["36 = 3 \\cdot 12 + 0"], scored=[0])) == []  # `- 0` is the same formula
 
 
 def test_braces_policies_keep_the_same_latex():

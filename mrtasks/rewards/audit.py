@@ -412,10 +412,18 @@ def _fills(name: str, row: Row, edit: Edit) -> list[str]:
     return masks
 
 
-def _fill_policy(name: str, description: str, edit: Edit, target: tuple[str, float], per_position: bool, **kw: Any) -> Policy:
+def _fill_policy(
+    name: str, description: str, edit: Edit, target: tuple[str, float], per_position: bool,
+    fallback: Callable[[str], str] | None = None, **kw: Any,
+) -> Policy:  # fmt: skip
     """A Masked-Then-Fill policy writing `edit(mask)` in the slots: per row (the mean over its
     scored positions; rows where the edit applies nowhere are left out) or per position (one
-    edited position per row, drawn with the row's generator, `scored` narrowed to it)."""
+    edited position per row, drawn with the row's generator, `scored` narrowed to it). Where the
+    edit does not apply, a slot holds `fallback(mask)` (the undecorated wrong work), else the mask."""
+
+    def write(mask: str, rng: random.Random) -> str | None:
+        new = edit(mask, rng)
+        return new if new is not None or fallback is None else fallback(mask)
 
     def applies(row: Row) -> list[Row]:
         hits = [k for k in _scored(row) if edit(row["masks"][k], _rng(name, row, k)) is not None]
@@ -423,7 +431,7 @@ def _fill_policy(name: str, description: str, edit: Edit, target: tuple[str, flo
             return [{**row, "scored": [_rng(name, row, -1).choice(hits)]}] if hits else []
         return [row] if hits else []
 
-    return Policy(name, description, lambda row: boxed(_fills(name, row, edit)), target=target, applies=applies, **kw)
+    return Policy(name, description, lambda row: boxed(_fills(name, row, write)), target=target, applies=applies, **kw)
 
 
 def _decorated_edit(group: str, wrong: bool) -> Edit:
@@ -442,8 +450,8 @@ def _near_edit(kind: str) -> Edit:
         if new is None or new == mask:
             return None
         first = next((i for i, (a, b) in enumerate(zip(mask, new)) if a != b), None)
-        if kind == "sign" and first is not None and _in_word(mask, first):
-            return None  # prose: `well+ordering principle` is no sign error
+        if kind == "sign" and first is not None and (_in_word(mask, first) or re.match(r"\s*0(?![\d.])", mask[first + 1 :])):
+            return None  # prose (`well+ordering principle`) or `+ 0` -> `- 0`: no sign error
         return new
 
     return edit
@@ -477,7 +485,7 @@ def _mtf_integrity() -> list[Policy]:
     out = []
     for g in DECORATION_GROUPS:
         out.append(_fill_policy(f"decorated_wrong:{g}", f"one number changed + {_GROUP_TEXT.get(g, g)}", _decorated_edit(g, True),
-                                ("<=", 0.10), False, not_above="one_number_changed"))  # fmt: skip
+                                ("<=", 0.10), False, fallback=change_one_number, not_above="one_number_changed"))  # fmt: skip
     for g in DECORATION_GROUPS:
         out.append(_fill_policy(f"decorated_right:{g}", f"the right masks + {_GROUP_TEXT.get(g, g)}", _decorated_edit(g, False),
                                 (">=", 0.95), False))  # fmt: skip

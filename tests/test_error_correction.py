@@ -323,6 +323,7 @@ def test_the_default_build_has_an_error_correction_config(tmp_path, monkeypatch)
     assert stats["counts"][ERROR_CORRECTION]["train"] > 10
     assert _every_reference_earns_one(tmp_path / "demo") == sum(stats["counts"][ERROR_CORRECTION].values())
     assert stats["parameters"]["tasks"][ERROR_CORRECTION]["none_fraction"] == 0.2  # the card records its config
+    assert stats["parameters"]["tasks"][ERROR_CORRECTION]["unsupported_fraction"] == 0.3
 
 
 @pytest.mark.slow

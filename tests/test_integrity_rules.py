@@ -67,6 +67,8 @@ def test_markup_rule_keeps_content():
     assert strip_markup("\\therefore") == "\\therefore"  # never stripped to empty
     assert strip_markup("\\text{by induction}") == "\\text{by induction}"
     assert strip_markup("x = 12 \\quad (2)") == "x = 12"
+    assert strip_markup("I+J = (1)") == "I+J = (1)"  # the right side, not a label
+    assert strip_markup("x = \\quad \\blacksquare") == "x = \\quad \\blacksquare"
     assert strip_markup("\\color{red}{x = 5}\\tag*{}") == "x = 5"
 
 

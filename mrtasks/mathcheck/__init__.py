@@ -5,11 +5,15 @@ evaluation import it, and it imports none of them. One module per concern, each 
 in its docstring (a new notation rule has one home):
 
     latex       braces, boxes, top-level splits, wrappers
+    notation    notation models write (Unicode, plain-text and Python notation, e-notation,
+                repeating decimals, mixed numbers, base numerals) rewritten into LaTeX
     normalize   answer text normalization (units, words, thousands separators, choice letters)
+    prose       the value a one-sentence answer states
     answer      the `Answer` structure, `parse_answer`, labels and the values they stand for
     expr        the safe expression evaluator (exact rationals, probe points; never `eval`)
     relations   the relation normal form (`lhs - rhs` up to a factor), `numeric_truth`
     intervals   one-variable conditions, unions and intervals as point sets
+    solutions   solution sets found numerically (equations by real roots, non-linear inequalities)
     tolerance   decimal tolerance and the `\\approx` policy
     markup      presentational markup (markers, connectives, styling, tags, trailing prose) and the
                 rule that removes it; full-width digits; script braces

@@ -4,21 +4,27 @@ Policy:
 
 - Kinds. An answer parses into an atom (an expression for the safe evaluator `expr`, or words),
   a relation chain (`a = b < c`), a tuple (`(1, 2)`, `[0, 1)`; `(0;-2;6)` is the tuple
-  `(0, -2, 6)`), a set (`\\{1, 2\\}`), a list (answers joined by `,`, `;`, "and", "or"; `\\pm v`
+  `(0, -2, 6)`), a set (`\\{1, 2\\}`; in final answers also bare braces around several members,
+  `{1, 2}`, while `(1, 2)` stays a tuple), a list (answers joined by `,`, `;`, "and", "or"; `\\pm v`
   is the two values, and a `\\pm` item inside a list contributes both), a group (labelled values
-  in order), a ratio (`1:2:3`), a union (`\\cup`) or a matrix. `shape` is what must match
+  in order), a ratio (`1:2:3`), a union (`\\cup`) or a matrix (also a list of equally long
+  bracketed rows, `[[1, 2], [3, 4]]`). `shape` is what must match
   exactly (brackets, relation signs, matrix size). `x \\in S` is `S`.
 - Two modes: final answers (`strip_lhs=True`: outcome reward and evaluation; `final_text`
   cleanup first) and formulas (`strip_lhs=False`: Masked-Then-Fill, Error Correction; every word
   and left-hand side is kept).
 - Labels (final answers). What names a value on the left of `=`: a name such as `x`, `AB`,
-  `g(t)`, `|PQ|`, `\\angle ABC`, `S_{\\max}`, `\\frac{AM}{MB}`, `S_1:S_2` (`is_label`). Distinct
+  `g(t)`, `|PQ|`, `\\angle ABC`, `S_{\\max}`, `\\frac{AM}{MB}`, `dy/dx`, `S_1:S_2` (`is_label`). Distinct
   labels (`a=3, b=1`) form an ordered group; labels repeating in a cycle (`p=5, q=2 and p=7,
   q=2`) form one group per cycle. A left side with variables that is not a label is an equation.
+  A function or operator applied to a name (`\\sin\\theta`, `\\det A`, `sin(x)`) and a quantity
+  the evaluator cannot read (`\\int_0^1 2x dx`) name a value too, but more than a plain name
+  does (`label_key`): two answers naming such values must name the same one (`compare`).
 - Values (`value_of`, final answers). `L = v` with a label `L` stands for `v`; a chain whose
   first member is a label or a constant computation stands for its last member when the chain
-  holds (`n = 4+4+2 = 10` is 10; `2+2 = 5` is nothing); `v \\approx d` stands for `v` (exact)
-  and `L \\approx d` for the approximation `d`.
+  holds (`n = 4+4+2 = 10` is 10; `2+2 = 5` is nothing; `\\det A = 4 - 6 = -2` is -2); an
+  identity of numerals (`2 = 2`, `0 = 0`) stands for nothing; `v \\approx d` stands for `v`
+  (exact) and `L \\approx d` for the approximation `d`.
 - Answers longer than `MAX_ANSWER_CHARS` are never parsed (compared as strings only). Parses
   are cached (`short_cache`).
 """
@@ -54,7 +60,8 @@ _MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\en
 # a label: what names a value on the left of `=` in a final answer
 _NAME = r"(?:[A-Za-z]+|\\[a-zA-Z]+)(?:_\{[^{}=]*\}|_[A-Za-z0-9])?'*(?:\([A-Za-z](?:,[A-Za-z])*\))?"
 _LABEL = re.compile(
-    rf"^(?:{_NAME}|\({_NAME}(?:,{_NAME})+\)|\|{_NAME}\||\\angle ?{_NAME}|\\frac\{{{_NAME}\}}\{{{_NAME}\}}|{_NAME}(?::{_NAME})+)$"
+    rf"^(?:{_NAME}|\({_NAME}(?:,{_NAME})+\)|\|{_NAME}\||\\angle ?{_NAME}|\\frac\{{{_NAME}\}}\{{{_NAME}\}}|{_NAME}/{_NAME}"
+    rf"|{_NAME}(?::{_NAME})+)$"
 )
 _CONSTANTS = {"\\infty", "\\pi", "e", "i"}
 _IN = re.compile(rf"^(?:{_NAME}|\([A-Za-z](?:,[A-Za-z])+\))\\in(?![a-zA-Z])")
@@ -129,6 +136,9 @@ def _parse(norm: str, depth: int, final: bool) -> Answer:
         cells = [c for r in rows for c in r.split("&")]
         shape = f"{len(rows)}x{len(cells) // max(len(rows), 1)}"
         return Answer(norm, "matrix", shape, tuple(sub(c) for c in cells))
+    rows = _nested_rows(norm)
+    if rows:  # `[[1, 2], [3, 4]]`: a matrix written as a list of rows
+        return Answer(norm, "matrix", f"{len(rows)}x{len(rows[0])}", tuple(sub(c) for r in rows for c in r))
     if len(norm) >= 2 and norm[0] in "([" and norm[-1] in ")]" and wrapped(norm, norm[0], norm[-1]):
         items = split_top_level(norm[1:-1], ",")
         if len(items) == 1 and ";" in norm:  # `(0;-2;6)`: coordinates separated by `;`
@@ -186,6 +196,18 @@ def _parse(norm: str, depth: int, final: bool) -> Answer:
     return Answer(norm, node=node)
 
 
+def _nested_rows(norm: str) -> list[list[str]] | None:
+    """The rows of `[[1, 2], [3, 4]]` (a list of equally long bracketed rows), else None."""
+    if not norm.startswith("[[") or not wrapped(norm, "[", "]"):
+        return None
+    rows = []
+    for item in split_top_level(norm[1:-1], ","):
+        if not wrapped(item, "[", "]"):
+            return None
+        rows.append(split_top_level(item[1:-1], ","))
+    return rows if len({len(r) for r in rows}) == 1 else None
+
+
 # --- values of final answers ---------------------------------------------------------------
 
 
@@ -200,13 +222,22 @@ _APPLIED = re.compile(
 )
 
 
+_QUANTITY = re.compile(
+    r"^(?:\\(?:det|int|iint|iiint|oint|sum|prod|lim|operatorname|mathbb|mathrm|Pr|overline|vec|text|angle|triangle|"
+    r"measuredangle|arg|max|min|gcd|lcm)(?![a-zA-Z])|\\\||[A-Z]\(|[A-Z]\[)"
+)
+"""Left sides the evaluator cannot read that name a quantity (`\\det A`, `\\int_0^1 f`, `P(A)`,
+`E[X]`); an unreadable left side with an unknown in it (`\\lfloor x \\rfloor = 3`) is an equation."""
+
+
 def label_key(a: Answer) -> str | None:
     """What a quantity-naming left side names, when it is more than a plain name: a function or
     operator applied to a name (`\\sin\\theta`, `\\det A`, `sin(x)`) or a quantity the evaluator
-    cannot read (`\\int_0^1 f`). Two such names must be the same for two answers to be equal."""
+    cannot read (`\\int_0^1 f`, `_QUANTITY`). Two such names must be the same for two answers to
+    be equal."""
     if a.kind != "atom" or not a.norm:
         return None
-    if _APPLIED.match(a.norm) or (a.node is None and a.words is None):
+    if _APPLIED.match(a.norm) or (a.node is None and a.words is None and _QUANTITY.match(a.norm)):
         return re.sub(r"[\s(){}]", "", a.norm)
     return None
 

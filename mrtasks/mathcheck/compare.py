@@ -12,8 +12,17 @@ cannot. Policy:
 - Several answers. A list equals a set with the same members, in any order; a repeated member
   counts once (lists of at most `MAX_SET_ITEMS`). A labelled group matches a tuple `(3, 1)` or
   the list `3, 1` in that order. An ordered tuple is never a set or a list; `(1,2)` is not `[1,2]`.
-- Atoms by the safe evaluator (`expr.same_value`: exact rationals, probe points); words by
-  their lower-case text; a decimal within `tolerance`.
+- Atoms by the safe evaluator (`expr.same_value`: exact rationals, probe points); words up
+  to capitalization (`Yes` is `yes`, `EAST` is `east`; `XYZ` is not `xyz`, `X` is not `x`);
+  letters next to an expression as a product (`xyz` is `x*y*z`); a decimal within `tolerance`.
+  Base numerals (`1011_2`) by base and digits: a numeral written without its base matches by
+  its digits, a decimal value does not (`11` is not `1011_2`).
+- A column or row vector (n x 1 or 1 x n matrix) is the tuple or list of its entries in order;
+  a set is never a vector.
+- Equations (final answers) are also equal by their real solutions and non-linear one-variable
+  inequalities by their point sets, with the same strictness (`solutions`).
+- Labels: `\\tan\\theta = 3/4` is not `\\sin\\theta = 3/4` (applied names must agree, `label_key`);
+  plain names are not compared (`x = 3` is `y = 3`).
 - Formulas the evaluator cannot read that are the same text but for a number are different
   (`\\lfloor\\sqrt[8]{n}\\rfloor` vs `\\lfloor\\sqrt[7]{n}\\rfloor`, `skeleton_differs`), so strict
   scoring means something.
@@ -220,13 +229,16 @@ def _vector_equal(pred: Answer, ref: Answer, final: bool) -> bool | None:
 
 
 def _numerals_equal(pred: Answer, ref: Answer, np: tuple[str, int] | None, nr: tuple[str, int] | None) -> bool:
-    """Numerals with a base subscript: the same base and digits (`1011_{2}` is `1011_2`); a
-    numeral written without its base matches by its digits (`1011` for `1011_2`), a decimal value
-    does not (`11` is not `1011_2`: the question asked for base 2)."""
+    """Numerals with a base subscript: the same base and digits (`1011_{2}` is `1011_2`). The
+    reference's base is the notation asked for: a prediction without it matches by its digits
+    (`1011` for `1011_2`; `11` is not `1011_2`). A prediction in a base the reference does not
+    state is a different answer (`40_9` is not `36`: restating a question's numeral answers
+    nothing)."""
     if np is not None and nr is not None:
         return np == nr
-    numeral, plain = (np, ref.norm) if np is not None else (nr, pred.norm)
-    return plain.lstrip("0") == numeral[0].lstrip("0") and plain.isalnum()  # type: ignore[index]
+    if nr is not None:
+        return pred.norm.isalnum() and (pred.norm.lstrip("0") or "0") == nr[0]
+    return False
 
 
 def _words_equal(a: str, b: str) -> bool:

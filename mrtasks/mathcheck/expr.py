@@ -5,6 +5,15 @@ equals `\\frac{1}{2}` and `0.333` does not equal `\\frac13`), floats for `\\pi`,
 functions, and random probe points for free variables (two expressions that agree at several
 generic points are taken as equal). Nothing is ever `eval`-ed, and every size is bounded:
 huge powers, factorials and nesting raise `ExprError` instead of hanging.
+
+Policy beyond LaTeX: plain function names (`sqrt(2)`, `abs(t)`, `atan(1)`, `factorial(n)`) are
+their commands; `|x||y|` is |x|*|y| (inside a bar group a `|` closes it); `[...]` inside an
+expression is a parenthesis. Odd roots of negative numbers are real (`\\sqrt[3]{-8} = -2`,
+`(-8)^{2/3} = 4`); even ones are undefined, except where complex numbers are in play. At probe
+points factorials and binomials are the Gamma function (`(k+1)! = (k+1) k!`), exact at small
+integers. `same_value` reads the letter `i` as the imaginary unit (`(1+i)^2 = 2i`, `e^{i\\pi} =
+-1`) and, when no real probe family evaluates, tries complex intermediate values (a True there
+is kept, a False is not).
 """
 
 from __future__ import annotations
@@ -367,7 +376,10 @@ def evaluate(node: Node, env: dict[str, float]) -> Value:
         if kind in ("div", "frac_lit"):
             return _check(evaluate(node[1], env) / evaluate(node[2], env))
         if kind == "pow":
-            return _check(_pow(evaluate(node[1], env), evaluate(node[2], env)))
+            base, exp = evaluate(node[1], env), evaluate(node[2], env)
+            if _complex_mode(env) and not isinstance(base, complex) and base < 0 and not _integer(exp):
+                return _check(_complex_pow(base, exp))
+            return _check(_pow(base, exp))
         if kind == "abs":
             return abs(evaluate(node[1], env))
         if kind == "root":
@@ -379,6 +391,8 @@ def evaluate(node: Node, env: dict[str, float]) -> Value:
             if radicand < 0:
                 if isinstance(index, Fraction) and index.denominator == 1 and index.numerator % 2:
                     return -_pow(-radicand, 1 / float(index))  # a real odd root: \sqrt[3]{-8} = -2
+                if _complex_mode(env):  # \sqrt{-4} = 2i where complex numbers are in play
+                    return _check(_complex_pow(radicand, 1 / complex(index)))
                 raise ExprError("root of a negative number")
             if isinstance(radicand, Fraction) and index == 2:
                 n, d = math.isqrt(radicand.numerator), math.isqrt(radicand.denominator)
@@ -403,12 +417,25 @@ def evaluate(node: Node, env: dict[str, float]) -> Value:
             arg = evaluate(node[2], env)
             if isinstance(arg, complex):
                 return _check(_CFUNCS[node[1]](arg))
+            if _complex_mode(env):
+                try:
+                    return _check(_FUNCS[node[1]](float(arg)))
+                except ValueError:  # outside the real domain (`\ln(-1)`): the principal value
+                    return _check(_CFUNCS[node[1]](complex(arg)))
             return _check(_FUNCS[node[1]](float(arg)))
     except (ZeroDivisionError, OverflowError, ValueError, TypeError, KeyError) as exc:
         if isinstance(exc, ExprError):
             raise
         raise ExprError(f"cannot evaluate: {exc}") from exc
     raise ExprError(f"unknown node {kind}")
+
+
+COMPLEX = "\x00complex"
+"""An environment key: evaluate with complex intermediate values (principal branches)."""
+
+
+def _complex_mode(env: dict) -> bool:
+    return COMPLEX in env or isinstance(env.get(IMAGINARY), complex)
 
 
 def _integer(value: Value) -> bool:
@@ -505,4 +532,13 @@ def same_value(a: Node, b: Node) -> bool | None:
         except ExprError:
             continue  # outside the domain (`\\log(x-2)`, `m^r`): try the next family
         return all(values_equal(va, vb) for va, vb in pairs)
+    # No real family evaluates (`\\sqrt{b^2-4ac}` is negative somewhere in every family): the same
+    # expressions with complex intermediate values. Agreeing there shows them equal; disagreeing
+    # shows nothing (principal branches may differ where the real values agree).
+    try:
+        envs = [{**env, **unit, COMPLEX: True} for env in probe_points(names)]
+        if all(values_equal(evaluate(a, env), evaluate(b, env)) for env in envs):
+            return True
+    except ExprError:
+        pass
     return None

@@ -22,7 +22,8 @@ The rule, in order (each step is pure string work, linear in the text, bounded i
 5. At the end, repeatedly: end-of-proof and check marks (`\\blacksquare`, `\\square`, `\\Box`,
    `\\qed`, `\\checkmark`, `\\surd`, `\\star`, `\\dagger`, ...) not inside a script; an equation
    label after spacing (`\\quad(\\star)`, `\\qquad (2)`, `(ii)`, `[4]`; a bare `(2)` after a space
-   only where no letter precedes the space, so `f (2)` stays); a prose `\\text{..}` (parenthesised,
+   only where no letter precedes the space, so `f (2)` stays), and neither after an operator or a
+   relation (`I+J = (1)` keeps its right side); a prose `\\text{..}` (parenthesised,
    or a word of two letters or more: `\\text{(by AM-GM)}`); `\\dots`/`\\ldots`/`\\cdots` not after
    an operator, relation or comma (`1 + 2 + \\cdots` and `1, 2, \\dots` stay); punctuation `.`,
    `,`, `:`; spacing commands.
@@ -204,7 +205,9 @@ def _strip_end(text: str) -> str:
         t = _TRAIL_SPACE.sub("", text)
         for pattern in (_END_MARK, _LABEL_AFTER_SPACE_CMD, _LABEL_SYMBOLIC, _LABEL_NUMBER):
             m = pattern.search(t)
-            if m and t[: m.start()].strip():
+            # a mark or label follows a complete formula, never an operator or relation
+            # (`I+J = (1)`: the `(1)` is the right side)
+            if m and t[: m.start()].strip() and not _OPERATOR_END.search(_TRAIL_SPACE.sub("", t[: m.start()]).rstrip()):
                 t = t[: m.start()]
                 break
         else:

@@ -10,8 +10,11 @@ both modes. Policy, each rule with the case it does not touch:
   lower-case Greek letters are their commands (`θ` is `\\theta`). Full-width characters are
   not this module's (see `normalize`).
 - Words: `inf`, `infinity`, `Infinity` and sympy's `oo` are `\\infty` (the LaTeX command `\\inf`,
-  the infimum, is left alone). `pi`, `sqrt`, `abs`, `atan` and other plain function names are
-  read by the evaluator (`expr`).
+  the infimum, is left alone). Plain function names (`sqrt x`, `sin(x)`, `atan`, `ln`, `abs`),
+  `pi` and Greek names of three letters or more (`theta`, `alpha`) standing alone are their
+  commands (`pi r^2` is `\\pi r^2`; `xi` stays x*i, `pix` stays p*i*x). `+/-` and a leading
+  `+-` are `\\pm`; in plain text ` != ` with spaces around it is `\\neq` (`b!=c` and LaTeX's
+  `b !=c` stay b! = c).
 - Python powers: `**` is `^`, and `x**12` is x to the 12th (the whole number is the exponent).
   In a plain-text expression (no backslash command, brace or `$`) `x^12` is also x to the 12th;
   in LaTeX (`$x^12$`, `x^12 + \\frac12`) it is x^1*2, which is what TeX renders, written out as
@@ -89,6 +92,12 @@ def _unicode(text: str) -> str:
     return "".join(out)
 
 
+_NAMES = re.compile(
+    r"(?<![\\A-Za-z])(?:(arcsin|arccos|arctan|asin|acos|atan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|sqrt|ln|log|exp|abs)"
+    r"(?=\s*[(\[{^_]|\s+[\w\\.])|(pi|alpha|beta|gamma|delta|epsilon|theta|lambda|sigma|omega|phi|rho|tau)(?![A-Za-z]))"
+)
+"""A function name needs an argument after it (`5 sec` is five seconds, `sec x` a secant)."""
+_PLUS_MINUS = re.compile(r"\+/-|(?:^|(?<=[=(,\s]))\+-(?=\s*[\w\\(])")
 _ANGLE = re.compile(r"\\[lr]angle(?![a-zA-Z])")
 _INFINITY = re.compile(r"(?<![\\A-Za-z])(?:[Ii]nfinity|inf|oo)(?![A-Za-z])")
 _PY_POWER = re.compile(r"\*\*\s*(-?\s*\d+(?:\.\d+)?)")
@@ -282,6 +291,11 @@ def rewrite(text: str) -> str:
         text = _PLAIN_POWER.sub(r"^{\1}", text) if plain else _TEX_POWER.sub(r"^{\1}\2", text)
     if "nf" in text or "oo" in text:
         text = _INFINITY.sub(r"\\infty ", text)
+    text = _NAMES.sub(lambda m: "\\" + m.group(0), text)
+    if "+" in text:
+        text = _PLUS_MINUS.sub(r"\\pm ", text)
+    if plain and " != " in text:
+        text = text.replace(" != ", " \\neq ")
     text = _repeating_decimals(text)
     text = _e_notation(text)
     text = _mixed_numbers(text)

@@ -600,7 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     if not Path(args.dataset).is_dir():
         parser.error(f"--dataset {args.dataset}: not a folder")
-    from mrtasks.rewards.audit import load_rows
+    from mrtasks.rewards.rows import load_rows  # not from audit: the audit imports this module
 
     figures: dict[str, Any] = {}
     for task, fn in (("masked_then_fill", mask_families), ("outcome", outcome_families), ("error_correction", correction_families)):

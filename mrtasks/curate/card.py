@@ -63,6 +63,15 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def empty_section(empty: dict[str, str]) -> str:
+    """Which configs this corpus cannot feed and why (a proof-only corpus has no `outcome` rows)."""
+    if not empty:
+        return "Every config has rows."
+    lines = ["This corpus cannot feed every config; these have no rows (and no files):", ""]
+    lines += [f"- `{c}`: {why}" for c, why in empty.items()]
+    return "\n".join(lines)
+
+
 def tasks_table() -> str:
     """One line per registered task (its stage, description and own columns), then the corpus."""
     from mrtasks.tasks import get_task, list_tasks
@@ -95,6 +104,7 @@ def render_card(
         ),
         "tasks_table": tasks_table(),
         "counts_table": _table(["config", *SPLITS], [[c, *(counts[c][s] for s in SPLITS)] for c in CONFIGS]),
+        "empty_configs": empty_section(result.empty_configs()),
         "breakdown_table": _table(
             ["config", "split", "source", "kind", "rows"], [list(r.values()) for r in result.breakdown()]
         ),

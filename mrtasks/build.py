@@ -12,7 +12,7 @@ seed give byte-identical Parquet files.
 
 The build never destroys what it did not write and never half-replaces a dataset: `--out` is locked,
 checked and tested for writability before any work, the new build is staged beside it and swapped
-in with renames only when complete (`mrtasks.curate.output`), and a build that ends empty fails
+in with renames only when complete (`mrtasks.output`), and a build that ends empty fails
 without touching the old one. Every everyday failure is one line on stderr and an exit code (`EXIT_CODES`).
 """
 
@@ -31,7 +31,6 @@ from typing import Any
 
 from mrtasks.curate.base import Annotator
 from mrtasks.curate.cache import CacheError, default_cache_path
-from mrtasks.curate.output import OutputError, OutputFolder, fault_point
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, run_pipeline
 from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
@@ -39,6 +38,7 @@ from mrtasks.curate.splits import SPLITS, SplitConfig
 from mrtasks.curate.write import DEFAULT_REPO, write_dataset
 from mrtasks.logs import configure_logging
 from mrtasks.mathcheck import OFFLINE_TIMEOUT_S, configure_pool
+from mrtasks.output import OutputError, OutputFolder, fault_point
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
 from mrtasks.tasks.step_reordering import MAX_PROMPT_CHARS
 from mrtasks.trajectory import TRAJECTORIES

@@ -167,10 +167,21 @@ def test_markdown_table_for_the_card(sample_build):
     assert "| outcome | truncated_think |" in table and "**NO**" not in table
 
 
-def test_audit_cli_rejects_a_missing_folder(tmp_path, capsys):
-    with pytest.raises(SystemExit):
-        audit.main(["--dataset", str(tmp_path / "nope")])
-    assert "not a folder" in capsys.readouterr().err
+def test_audit_cli_rejects_what_is_not_a_build_in_one_line(tmp_path, capsys, sample_build):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.md").write_text("mine")
+    cases = [
+        (["--dataset", str(tmp_path / "nope")], 2, "no such folder"),
+        (["--dataset", str(tmp_path / "mine")], 2, "is not a build of `python -m mrtasks.build`"),
+        (["--dataset", str(sample_build), "--task", "mask_fil"], 2, "unknown task(s) ['mask_fil']"),
+        (["--dataset", str(sample_build), "--split", "tets"], 2, "has no split 'tets'"),
+        (["--dataset", str(sample_build), "--task", "outcome", "--out", str(sample_build / "README.md")], 4,
+         "exists and is not a folder"),
+    ]
+    for argv, code, words in cases:
+        assert audit.main(argv) == code, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: ") and words in err[0], (argv, err)
 
 
 def test_results_are_plain_data():

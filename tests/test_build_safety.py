@@ -2,7 +2,7 @@
 build, and ends every everyday failure with one line and a documented exit code.
 
 Each case asserts the exit code, the message and the files left behind. Kills are real: a build
-subprocess is SIGKILLed at a named point (`MRTASKS_BUILD_FAULT`, see `mrtasks.curate.output`).
+subprocess is SIGKILLed at a named point (`MRTASKS_BUILD_FAULT`, see `mrtasks.output`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 from datasets import load_dataset
 
 from mrtasks.build import EXIT_CODES, main
-from mrtasks.curate.output import MARKER, OutputFolder, OutputLocked
+from mrtasks.output import MARKER, OutputFolder, OutputLocked
 from tests.conftest import REPO_ROOT
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -140,6 +140,18 @@ def test_an_empty_existing_folder_is_used(tmp_path, capsys, references):
     out.mkdir()
     assert run_main(capsys, "--out", str(out), "--seed", "0")[0] == 0
     assert snapshot(out) == references[0], differing(snapshot(out), references[0])
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o755), (0o077, 0o700)])
+def test_a_build_keeps_the_umask_and_leaves_no_lock_file(tmp_path, capsys, umask, mode):
+    old = os.umask(umask)
+    try:
+        code, _ = run_main(capsys, "--out", str(tmp_path / "tasks"), "--limit", "12", "--allow-empty")
+    finally:
+        os.umask(old)
+    assert code == 0
+    assert (tmp_path / "tasks").stat().st_mode & 0o777 == mode  # not mkdtemp's 0700 whatever the umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tasks"], "the lock file goes with the run"
 
 
 # --- lock ----------------------------------------------------------------------------------------
@@ -492,7 +504,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_build(tmp_path):
     after, listing = after_and_listing.rsplit("}\n", 1)
     assert code == "4", proc.stderr
     assert json.loads(after + "}") == json.loads(before), "the previous build is untouched"
-    assert sorted(listing.split()) == [".", "..", ".tasks.lock", "tasks"], "nothing staged is left behind"
+    assert sorted(listing.split()) == [".", "..", "tasks"], "nothing staged is left behind, not even the lock file"
     err = proc.stderr.strip().splitlines()[-1]
     assert err.startswith("error: I/O error: No space left on device") and err.endswith("left untouched")
 

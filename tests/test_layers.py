@@ -24,7 +24,7 @@ from tests.conftest import REPO_ROOT
 
 PACKAGE = "mrtasks"
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("mrtasks", "mrtasks.text", "mrtasks.trajectory", "mrtasks.jsonl", "mrtasks.logs", "mrtasks.prompts"),
+    ("mrtasks", "mrtasks.text", "mrtasks.trajectory", "mrtasks.jsonl", "mrtasks.logs", "mrtasks.prompts", "mrtasks.output"),
     ("mrtasks.mathcheck",),
     ("mrtasks.tasks",),
     ("mrtasks.rewards",),

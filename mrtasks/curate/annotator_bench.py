@@ -28,6 +28,7 @@ import hashlib
 import json
 import logging
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +42,11 @@ from mrtasks.trajectory import Trajectory
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "annotator_gold.jsonl"
-DEFAULT_CORPORA = Path("..") / "shared" / "data" / "corpora"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_FIXTURE = REPO_ROOT / "tests" / "data" / "annotator_gold.jsonl"
+# ../shared/data/corpora beside the checkout, wherever the command is run from.
+DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "data" / "corpora"
+FIXTURE_KEYS = ("id", "split", "formulas", "steps", "solution_sha256")
 TOP_K = 7
 
 _NOISE = re.compile(r"\\(?:left|right|displaystyle|[,;:! ]|quad|qquad)(?![A-Za-z])|[\s$&~]")
@@ -142,7 +146,18 @@ def load_fixture(
     specs) when given; each text is checked against the row's hash."""
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 
-    rows = read_jsonl(fixture)
+    if not fixture.is_file():
+        raise ValueError(f"--fixture {fixture}: no such file")
+    rows = read_jsonl(fixture)  # a bad line is a JSONLError (a ValueError) naming it
+    if not rows:
+        raise ValueError(f"--fixture {fixture}: no labelled rows (an empty file?)")
+    for n, r in enumerate(rows, 1):
+        missing = [k for k in FIXTURE_KEYS if k not in r]
+        if missing or r.get("split") not in ("tune", "heldout"):
+            raise ValueError(f"{fixture}: row {n} needs {', '.join(FIXTURE_KEYS)} with split tune or heldout")
+    if not sources and not corpora.is_dir():
+        raise ValueError(f"--corpora {corpora}: no such folder (the shared corpora, ../shared/data/corpora beside "
+                         "the checkout; pass --corpora DIR)")
     want = {r["id"] for r in rows}
     found: dict[str, Trajectory] = {}
     where = ", ".join(sources) if sources else str(corpora)
@@ -154,7 +169,7 @@ def load_fixture(
     for r in rows:
         t = found.get(r["id"])
         if t is None:
-            raise ValueError(f"fixture id {r['id']} not found in {where}")
+            raise ValueError(f"fixture id {r['id']} not found in {where} (a truncated or other corpus file?)")
         if hashlib.sha256(t.solution.encode()).hexdigest()[:16] != r["solution_sha256"]:
             raise ValueError(f"the solution of {r['id']} changed since it was labelled")
         out.append((r, t))
@@ -197,9 +212,14 @@ def evaluate(
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0],
+        epilog="exit codes: 0 the figures were printed; 2 bad arguments, or a fixture or corpora folder that is "
+               "missing, malformed or does not hold the labelled solutions; 130 interrupted",
+    )
     p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE, help="labelled JSONL (default: the bundled fixture)")
-    p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help=f"corpora folder (default: {DEFAULT_CORPORA})")
+    p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA,
+                   help="corpora folder (default: ../shared/data/corpora beside the checkout)")
     p.add_argument("--source", action="append", metavar="SPEC",
                    help="read the solutions from this source instead of --corpora (build syntax, e.g. "
                    "FILE.jsonl:kind=kind,id=id,name=external; repeatable)")
@@ -207,16 +227,22 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--misses", action="store_true", help="also list the top-7 formulas that are not gold")
     args = p.parse_args(argv)
+    from mrtasks.curate.sources import SourceError
+
     try:
         items = load_fixture(args.fixture, args.corpora, args.source)
-    except ValueError as e:  # a missing row, a changed text or a bad spec: one line, not a traceback
+    except (ValueError, SourceError) as e:  # a missing row, a changed text, a bad spec: one line, not a traceback
         p.error(str(e))
-    annotator = HeuristicAnnotator()
-    tallies = evaluate(items, annotator.annotate_one)
-    figures = {name: t.figures() for name, t in tallies.items()}
-    for group in sorted({gold[args.by] for gold, _ in items}) if args.by else []:
-        part = [(gold, traj) for gold, traj in items if gold[args.by] == group]
-        figures |= {f"{group}/{name}": t.figures() for name, t in evaluate(part, annotator.annotate_one).items() if t.rows}
+    try:
+        annotator = HeuristicAnnotator()
+        tallies = evaluate(items, annotator.annotate_one)
+        figures = {name: t.figures() for name, t in tallies.items()}
+        for group in sorted({gold[args.by] for gold, _ in items}) if args.by else []:
+            part = [(gold, traj) for gold, traj in items if gold[args.by] == group]
+            figures |= {f"{group}/{name}": t.figures() for name, t in evaluate(part, annotator.annotate_one).items() if t.rows}
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     if args.json:
         print(json.dumps(figures, indent=2))
     else:

@@ -181,7 +181,7 @@ def read_sources(config: PipelineConfig, drops: Counter[tuple[str, str]]) -> tup
             kept += 1
         info.append(
             {"name": spec.name, "preset": spec.preset, "path": spec.path or "", "revision": _revision(spec),
-             "rows": read, "kept": kept}
+             "license": spec.license, "rows": read, "kept": kept}
         )
         logger.info("source %s: %d trajectories from %d rows", spec.name, kept, read)
     return trajectories, info

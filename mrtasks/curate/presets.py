@@ -311,6 +311,8 @@ class Preset:
     repo: str | None = None
     revision: str | None = None
     """The pinned Hub commit a `hub` preset reads (`revision=` in the spec overrides it)."""
+    license: str | None = None
+    """The source's license (a Hub license id such as `mit`), for the card; None where it is not known."""
 
 
 PRESET_REGISTRY: dict[str, Preset] = {}
@@ -341,15 +343,17 @@ def list_presets(kind: str | None = None) -> list[str]:
     return [name for name, p in PRESET_REGISTRY.items() if kind is None or p.kind == kind]
 
 
+# Licenses as the sources state them (../shared/data/SOURCES.md for the corpora, the Hub cards for
+# DeepMath-103K); DeepTheorem's training data states none we could check, so it is left unknown.
 for _preset in (
-    Preset("gsm8k", normalize_gsm8k),
-    Preset("olympiadbench", normalize_olympiadbench),
-    Preset("qwen_cot", normalize_qwen_cot),
-    Preset("proofnet", normalize_proofnet),
-    Preset("minif2f", normalize_minif2f),
-    Preset("deepmath", normalize_deepmath, "hub", DEEPMATH_REPO, DEEPMATH_REVISION),
+    Preset("gsm8k", normalize_gsm8k, license="mit"),
+    Preset("olympiadbench", normalize_olympiadbench, license="apache-2.0"),
+    Preset("qwen_cot", normalize_qwen_cot, license="mit"),
+    Preset("proofnet", normalize_proofnet, license="mit"),
+    Preset("minif2f", normalize_minif2f, license="mit"),
+    Preset("deepmath", normalize_deepmath, "hub", DEEPMATH_REPO, DEEPMATH_REVISION, license="mit"),
     Preset("deeptheorem", normalize_deeptheorem, "hub", DEEPTHEOREM_REPO, DEEPTHEOREM_REVISION),
-    Preset("sample", normalize_sample, "bundled"),
+    Preset("sample", normalize_sample, "bundled", license="apache-2.0"),  # written for this project
     Preset("corpora", normalize_sample, "folder"),  # expanded into the file presets by `expand_specs`
 ):
     register_preset(_preset)

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mrtasks.curate.output import MARKER, fault_point, make_marker
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, file_sha256
+from mrtasks.output import MARKER, fault_point, make_marker
 
 logger = logging.getLogger(__name__)
 

@@ -7,6 +7,7 @@ says "ready", then answers `(index, fn, args)` requests with `(index, result)`.
 
 from __future__ import annotations
 
+import signal
 import sys
 from multiprocessing.connection import Connection
 
@@ -34,4 +35,7 @@ def serve(inbox: Connection, outbox: Connection) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C reaches the whole process group; it is the parent's to handle (it reports it in one line
+    # and its exit closes our pipe, which ends this loop). A worker must not print a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     serve(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False))

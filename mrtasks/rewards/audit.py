@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
 import re
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -568,11 +570,86 @@ def plot(results: Sequence[AuditResult], path: Path) -> bool:
     return True
 
 
+EXIT_OK, EXIT_USAGE, EXIT_MISSED, EXIT_OUTPUT, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
+EXIT_CODES = {
+    EXIT_OK: "every policy met its target",
+    EXIT_USAGE: "bad arguments or a dataset that is not a readable build (missing, no card, broken card YAML, "
+                "corrupt Parquet, unknown --task or --split)",
+    EXIT_MISSED: "a policy missed its target (the table marks it FAILED)",
+    EXIT_OUTPUT: "--out cannot be written (a file, a read-only folder)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+
+class AuditError(Exception):
+    """An everyday failure of the command line: one line and its exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def build_configs(dataset: Path) -> dict[str, list[str]]:
+    """The configs of a build folder and their splits, read from its card's YAML `configs:`."""
+    from mrtasks.output import read_marker
+
+    if not dataset.is_dir():
+        raise AuditError(f"--dataset {dataset}: " + ("not a folder" if dataset.exists() else "no such folder"))
+    card = dataset / "README.md"
+    if read_marker(dataset) is None:
+        raise AuditError(f"--dataset {dataset} is not a build of `python -m mrtasks.build` (no build_stats.json marker)")
+    if not card.is_file():
+        raise AuditError(f"--dataset {dataset} has no README.md (the card whose configs: maps the Parquet files)")
+    try:
+        import yaml
+
+        text = card.read_text(encoding="utf-8")
+        header = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else None
+    except (UnicodeDecodeError, IndexError, yaml.YAMLError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise AuditError(f"{card}: the card's YAML header is broken ({first})") from None
+    configs = header.get("configs") if isinstance(header, dict) else None
+    if not isinstance(configs, list):
+        raise AuditError(f"{card}: the card's YAML header has no configs: list")
+    out = {}
+    for c in configs:
+        if isinstance(c, dict) and isinstance(c.get("config_name"), str):
+            out[c["config_name"]] = [f.get("split") for f in c.get("data_files") or [] if isinstance(f, dict)]
+    return out
+
+
+def _load_checked(dataset: Path, tasks: Sequence[str], splits: Sequence[str] | None) -> list[AuditResult]:
+    results = []
+    for task in tasks:
+        try:
+            rows = load_rows(dataset, task, splits)
+        except Exception as e:  # noqa: BLE001 - corrupt Parquet, unreadable files: one line, not a traceback
+            first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+            raise AuditError(f"cannot load the {task} config of {dataset}: {type(e).__name__}: {first}") from None
+        logger.info("%s: %d rows", task, len(rows))
+        results.extend(audit_rows(task, rows, get_task(task).reward))
+    return results
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise AuditError(f"--out {out} exists and is not a folder", EXIT_OUTPUT)
+    ancestor = out
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise AuditError(f"--out {out}: {ancestor} is not a folder", EXIT_OUTPUT)
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise AuditError(f"--out {out} is not writable ({ancestor})", EXIT_OUTPUT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mrtasks.rewards.audit",
         description="Score degenerate policies (reference, rotated masks, one number changed, ...) on every "
-        "task config of a build and report how much reward each earns.",
+        "task config of a build and report how much reward each earns. Prints a table; with --out DIR also "
+        "writes DIR/audit.json and DIR/audit.png.",
+        epilog="exit codes: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items()),
     )
     parser.add_argument("--dataset", required=True, help="a folder written by `python -m mrtasks.build`")
     parser.add_argument("--out", help="write audit.json and audit.png here (default: print only)")
@@ -580,20 +657,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", action="append", help="audit only this split (repeatable; default: all)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    if not Path(args.dataset).is_dir():
-        parser.error(f"--dataset {args.dataset}: not a folder")
-    results = run_audit(args.dataset, args.task, args.split)
+    try:
+        return _main(args)
+    except AuditError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(args: argparse.Namespace) -> int:
+    dataset = Path(args.dataset)
+    configs = build_configs(dataset)
+    known = list_tasks()
+    unknown = [t for t in args.task or [] if t not in known]
+    if unknown:
+        raise AuditError(f"--task: unknown task(s) {unknown}; tasks are {known}")
+    missing = [t for t in args.task or [] if t not in configs]
+    if missing:
+        raise AuditError(f"--task: {dataset} has no {', '.join(missing)} config (it has {sorted(configs)})")
+    tasks = args.task or [t for t in known if t in configs]
+    if not tasks:
+        raise AuditError(f"{dataset} has no task config (it has {sorted(configs)})")
+    have = sorted({s for t in tasks for s in configs[t] if s})
+    bad = [s for s in args.split or [] if s not in have]
+    if bad:
+        raise AuditError(f"--split: {dataset} has no split {', '.join(map(repr, bad))} (it has {have})")
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        _check_out(out)
+    skipped = [t for t in known if t not in configs and not args.task]
+    for t in skipped:
+        logger.info("no %s config in %s; skipped", t, dataset)
+    results = _load_checked(dataset, tasks, args.split)
     print(text_table(results))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "audit.json").write_text(
-            json.dumps({"dataset": str(args.dataset), "results": [asdict(r) for r in results]}, indent=2) + "\n"
-        )
-        plot(results, out / "audit.png")
-        print(f"wrote {out / 'audit.json'}")
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "audit.json").write_text(
+                json.dumps({"dataset": str(args.dataset), "results": [asdict(r) for r in results]}, indent=2) + "\n"
+            )
+            plot(results, out / "audit.png")
+        except OSError as e:
+            raise AuditError(f"--out {out}: cannot write: {e.strerror or e}", EXIT_OUTPUT) from None
+        print(f"wrote {out / 'audit.json'}" + (f" and {out / 'audit.png'}" if (out / "audit.png").exists() else ""))
     failed = [r for r in results if r.passed is False]
-    return 1 if failed else 0
+    return EXIT_MISSED if failed else EXIT_OK
 
 
 if __name__ == "__main__":

@@ -437,6 +437,8 @@ def test_case_labels_hypotheses_definitions_and_quantifier_ranges_are_bookkeepin
     )
     assert more[r"B_n := \{z : g(z) = n\}"] == more[r"T \subseteq B_1"] == "definition"
     assert more["n=1"] == "quantifier_range"
+    table = kinds("The values:\n\n| $k$ | $y$ | $x= \\pm \\sqrt{25-y^{2}}$ |\n|---|---|---|\n\nSo $x^2 + y^2 = 25$.")
+    assert table[r"x= \pm \sqrt{25-y^{2}}"] == "table_cell" and table["x^2 + y^2 = 25"] is None
     assert more["w=0"] == more["k=4"] == "case_hypothesis" and more["g(k) = 9"] is None
     # a substitution into a symbol the problem already uses is not new notation
     assert kinds(r"Let $u = 2w + 1$, so $u^2 = 4w^2 + 4w + 1$.", problem=r"Show $u^2$ is odd.")["u = 2w + 1"] is None

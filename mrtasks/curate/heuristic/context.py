@@ -9,7 +9,9 @@ Policy, by family (the words are those of the formula's own clause, before it):
   - `definition`: notation is set up (`Let $p = x+y+z$`, `where $U = F^c$`, `Denote $d=\\gcd(a,b)$`):
     one side of the relation is a single symbol the text has not used before, or symbols are
     declared (`Let $a, b \\in G$`, `Choose $x \\in H$`);
-  - `quantifier_range`: a short range after a quantifier (`for all $n \\ge N_2$`, `for some $k \\ge 1$`);
+  - `quantifier_range`: a short range after a quantifier (`for all $n \\ge N_2$`, `for some $k \\ge 1$`,
+    `trivial for $n=1$`);
+  - `table_cell`: the formula is a cell of a Markdown table (a verification table);
 - ranking evidence (`ranking`): `derived` (after "so", "hence", "we get", "which gives", "it
   follows that", ...: a result the text establishes), `claim` (the statement of a claim or lemma,
   or what "we prove/show that"), `assumed` (after "suppose", "assume", "such that": a hypothesis,
@@ -23,7 +25,7 @@ import re
 
 from mrtasks.curate.heuristic.spans import math_spans
 
-BOOKKEEPING = ("case_label", "case_hypothesis", "definition", "quantifier_range")
+BOOKKEEPING = ("case_label", "case_hypothesis", "definition", "quantifier_range", "table_cell")
 
 _HYPOTHESIS_WORD = re.compile(r"\b(?:if|when|whenever|case|unless|try|trying|test|testing)\b")
 _DEFINITION_WORD = re.compile(r"\b(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick)\b")
@@ -152,6 +154,9 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     None. `known` is the problem statement (symbols it uses are not new notation)."""
     if _DEFINES.search(solution, start, end):
         return "definition"  # `A_n := \\{z : f(z) = 0\\}`
+    line = solution.rfind("\n", 0, start) + 1
+    if solution.startswith("|", line) and solution.count("|", line, start) >= 2:
+        return "table_cell"  # a cell of a Markdown table: `| $k$ | $y$ | $x = \\pm 5$ |`
     clause = _clause(solution, start)
     tail = clause[-90:]  # every pattern but `claim` reads the words just before the formula
     low = tail.lower()  # cheap word tests first: most formulas have none of these words near them

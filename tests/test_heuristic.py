@@ -162,6 +162,11 @@ def test_masking_the_top_formulas_never_leaves_the_boxed_answer_visible():
     top = extract_formulas(sol)[:7]
     assert "7" in [f.text for f in top]
     assert not visible_boxed_answer(mask_solution(sol, top))
+    twice = sol.replace(r"Hence $x = \boxed{7}$.", r"So $x = \boxed{7}$, and the answer is $\boxed{7}$.")
+    from mrtasks.tasks.masked_then_fill import formula_groups
+
+    chosen = [f for g in formula_groups(extract_formulas(twice))[:7] for f in g]
+    assert [f.text for f in chosen].count("7") == 2 and not visible_boxed_answer(mask_solution(twice, chosen))
 
 
 def test_givens_copied_from_the_problem_are_not_offered_and_derived_results_are():

@@ -122,7 +122,7 @@ def extract_formulas(solution: str, config: HeuristicConfig = HeuristicConfig(),
         roles = {g.role for g in group}
         role = "derived" if "derived" in roles else "claim" if "claim" in roles else c.role
         score = importance(text, any(g.display for g in group), c.kind, c.start / n, role=role, restated=len(group) > 1)
-        scored.append((score, c.start, group if c.kind != "answer" else [c]))
+        scored.append((score, c.start, group))  # the final answer boxed twice: both boxes are masked
     scored.sort(key=lambda t: (-t[0], t[1]))
     limit = max(int(config.max_mask_share * n_candidates), sum(g[0].kind == "answer" for _, _, g in scored))
     kept: list[list[Candidate]] = []

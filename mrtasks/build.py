@@ -40,6 +40,8 @@ from mrtasks.logs import configure_logging
 from mrtasks.mathcheck import OFFLINE_TIMEOUT_S, configure_pool
 from mrtasks.output import OutputError, OutputFolder, fault_point
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
+from mrtasks.tasks.step_reordering import MAX_PROMPT_CHARS
+from mrtasks.trajectory import TRAJECTORIES
 
 logger = logging.getLogger("mrtasks.build")
 
@@ -50,7 +52,8 @@ EXIT_CODES = {
     EXIT_OK: "built (and pushed, with --push-to-hub)",
     EXIT_BUG: "unexpected error (a bug: the traceback is printed; --out untouched)",
     EXIT_USAGE: "bad arguments or an unreadable source (missing, corrupt or 0-byte file); nothing written",
-    EXIT_EMPTY: "empty build: a config ended with no rows or every source row was dropped; --out untouched",
+    EXIT_EMPTY: "empty build: no task config has a row, or every source row was dropped; --out untouched "
+                "(one empty config is reported, not fatal)",
     EXIT_OUTPUT: "--out refused (not a previous build, not writable, locked by another build) or the disk failed (full); --out untouched",
     EXIT_ANNOTATOR: "the llm endpoint refused the key or the model, or its cache file is unusable; --out untouched",
     EXIT_PUSH: "--push-to-hub failed: before the build (offline, bad token; nothing built) or after it (local build complete)",
@@ -117,6 +120,8 @@ def summary(stats: dict[str, Any]) -> str:
     lines = [f"{'config':<18}" + "".join(f"{s:>12}" for s in SPLITS)]
     for name in CONFIGS:
         lines.append(f"{name:<18}" + "".join(f"{stats['counts'][name][s]:>12}" for s in SPLITS))
+    for name, why in (stats.get("empty_configs") or {}).items():
+        lines.append(f"  {name}: no rows: {why}")
     lines.append("")
     lines.append(f"{'source':<26}{'rows read':>10}{'kept':>8}")
     for s in stats["sources"]:
@@ -134,15 +139,17 @@ def summary(stats: dict[str, Any]) -> str:
 
 
 def empty_build(result: PipelineResult) -> str | None:
-    """Why this build must not replace anything (a config with no rows, every source row dropped), or None."""
+    """Why this build must not replace anything (every source row dropped, or no task config has
+    a row), or None. One empty config is not a failure: a proof-only corpus feeds no `outcome`
+    row, and the summary and the card say so (`PipelineResult.empty_configs`)."""
     counts = result.counts()
     read = sum(s["rows"] for s in result.sources)
     kept = sum(s["kept"] for s in result.sources)
-    empty = [c for c in CONFIGS if not sum(counts.get(c, {}).values())]
+    tasks = [c for c in CONFIGS if c != TRAJECTORIES]
     if kept == 0:
         what = f"every source row was dropped ({read} read)"
-    elif empty:
-        what = f"{', '.join(empty)} ended with no rows"
+    elif not any(sum(counts.get(c, {}).values()) for c in tasks):
+        what = f"every task config ({', '.join(tasks)}) ended with no rows"
     else:
         return None
     reasons = Counter({key: n for key, n in result.drops.items() if key != ("select", "over_cap") and n})
@@ -232,7 +239,10 @@ exit codes:
     io.add_argument("--push-to-hub", metavar="REPO", help="upload the folder to this Hub dataset repo (token: HF_TOKEN)")
     io.add_argument("--private", action="store_true", help="create the Hub repo as private")
     io.add_argument("--card-template", type=Path, help="dataset card template (default: cards/README.template.md)")
-    io.add_argument("--allow-empty", action="store_true", help="write the build even if a config ends with no rows (default: exit 3)")
+    io.add_argument(
+        "--allow-empty", action="store_true",
+        help="write the build even if no task config has a row or every source row was dropped (default: exit 3)",
+    )
     io.add_argument("--no-progress", action="store_true", help="no progress bars")
     io.add_argument("-v", "--verbose", action="store_true", help="debug logs of this project (each dropped row); libraries stay quiet")
 
@@ -256,7 +266,11 @@ exit codes:
     t.add_argument("--num-scored", type=int, help="h: masked positions the reward scores (default: all)")
     t.add_argument("--mask-selection", choices=["importance", "random"], default="importance", help="which formulas to mask")
     t.add_argument("--min-steps", type=int, default=3, help="Step Reordering needs at least this many steps (3)")
-    t.add_argument("--max-steps", type=int, default=20, help="and at most this many (20)")
+    t.add_argument("--max-steps", type=int, default=None, help="and at most this many (default: no cap)")
+    t.add_argument(
+        "--max-prompt-chars", type=int, default=MAX_PROMPT_CHARS,
+        help=f"Step Reordering prompts longer than this many characters are left out ({MAX_PROMPT_CHARS}, about 2048 tokens; 0: no limit)",
+    )
 
     s = p.add_argument_group("filters and splits (paper defaults)")
     s.add_argument("--stage1-train", type=int, default=10_000, help="Stage I training samples per task (10000)")
@@ -293,7 +307,9 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
                     num_masks=args.num_masks, min_formulas=args.min_formulas, selection=args.mask_selection,
                     num_scored=args.num_scored,
                 ),
-                STEP_REORDERING: StepReorderingConfig(min_steps=args.min_steps, max_steps=args.max_steps),
+                STEP_REORDERING: StepReorderingConfig(
+                    min_steps=args.min_steps, max_steps=args.max_steps, max_prompt_chars=args.max_prompt_chars or None,
+                ),
             },
             splits=SplitConfig(
                 stage1_train=args.stage1_train, stage1_validation=args.stage1_validation,

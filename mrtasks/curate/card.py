@@ -48,10 +48,12 @@ COLUMN_DOCS: dict[str | tuple[str, str], str] = {
     "solution": "The reference solution (the source's, after its preset's cleaning, or refined with `--refine`).",
     "masked_solution": "The solution with each masked formula replaced by `<formula_masked>` (its math delimiters "
                        "kept); this is what the prompt shows.",
-    "masks": "The masked formulas, in the order they appear; the reference answer is `\\boxed{m1; m2; ...}`.",
+    "masks": "The masked formulas, in the order they appear (a formula the solution writes more than once is masked "
+             "at every copy, so a text can repeat); the reference answer is `\\boxed{m1; m2; ...}`.",
     "scored": "0-based positions in `masks` that the reward scores (the paper's h); all of them unless the build "
               "set `--num-scored`.",
-    ("step_reordering", "steps"): "The solution's steps in their reference order.",
+    ("step_reordering", "steps"): "The solution's steps in their reference order (no step cap by default; rows whose "
+                                  "prompt exceeds the build's `--max-prompt-chars` are left out).",
     "shuffled_steps": "The same steps as the prompt shows them (`Step 0`, `Step 1`, ...): a seeded shuffle, never "
                       "the identity.",
     "order": "The shown step numbers in the reference order: `steps[i] == shuffled_steps[order[i]]`; the reference "
@@ -68,7 +70,7 @@ COLUMN_DOCS: dict[str | tuple[str, str], str] = {
               "reward.",
     ("trajectories", "answer"): "The final answer when the source has one (empty for most proofs).",
     "formulas": "The annotated formulas, ranked by importance: `text` and its `start`/`end` character offsets in "
-                "`solution`.",
+                "`solution`; a formula written more than once appears once per copy (copies after the ranked ones).",
     ("trajectories", "steps"): "The solution split into steps, in order.",
     "prompt": "The chat messages (system + user) with the paper's prompt for this task.",
 }
@@ -165,6 +167,15 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def empty_section(empty: dict[str, str]) -> str:
+    """Which configs this corpus cannot feed and why (a proof-only corpus has no `outcome` rows)."""
+    if not empty:
+        return "Every config has rows."
+    lines = ["This corpus cannot feed every config; these have no rows (and no files):", ""]
+    lines += [f"- `{c}`: {why}" for c, why in empty.items()]
+    return "\n".join(lines)
+
+
 def tasks_table() -> str:
     """One line per registered task (its stage, description and own columns), then the corpus."""
     from mrtasks.tasks import get_task, list_tasks
@@ -207,6 +218,7 @@ def render_card(
         ),
         "tasks_table": tasks_table(),
         "counts_table": _table(["config", *SPLITS], [[c, *(counts[c][s] for s in SPLITS)] for c in CONFIGS]),
+        "empty_configs": empty_section(result.empty_configs()),
         "breakdown_table": _table(
             ["config", "split", "source", "kind", "rows"], [list(r.values()) for r in result.breakdown()]
         ),

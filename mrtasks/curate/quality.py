@@ -25,7 +25,7 @@ import random
 from collections import Counter, defaultdict
 from typing import Any
 
-from mrtasks.curate.heuristic import boxed_spans, junk_reason
+from mrtasks.curate.heuristic import BOOKKEEPING, boxed_spans, junk_reason, role
 from mrtasks.mathcheck import last_boxed
 from mrtasks.rewards.baselines import calculator_correction, dataflow_order, surface_cue_rank
 from mrtasks.rewards.step_order import order_score
@@ -69,18 +69,41 @@ def _mean(xs: list[float]) -> float:
     return round(sum(xs) / len(xs), 4) if xs else 0.0
 
 
+def mask_spans(row: dict[str, Any]) -> list[tuple[int, int]]:
+    """Where each of a Masked-Then-Fill row's masks sits in its solution, as (start, end)."""
+    pieces = row["masked_solution"].split(MASK_TOKEN)
+    spans, pos = [], 0
+    for piece, mask in zip(pieces, row["masks"]):
+        pos += len(piece)
+        spans.append((pos, pos + len(mask)))
+        pos += len(mask)
+    return spans
+
+
+def bookkeeping_role(row: dict[str, Any], span: tuple[int, int]) -> str | None:
+    """The bookkeeping role (`heuristic.context`) of a masked span in its solution, or None."""
+    r = role(row["solution"], span[0], span[1], row["problem"])
+    return r if r in BOOKKEEPING else None
+
+
 def _masked_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     masks = [m for r in rows for m in r["masks"]]
     junk: Counter[str] = Counter()
+    bookkeeping: Counter[str] = Counter()
     for r in rows:
         answers = {b.strip() for b in _boxes(r["solution"])}  # a boxed final answer may be a bare number
         junk.update(reason for m in r["masks"] if m.strip() not in answers and (reason := junk_reason(m)))
+        bookkeeping.update(b for m, span in zip(r["masks"], mask_spans(r)) if m.strip() not in answers
+                           and (b := bookkeeping_role(r, span)))
     copied = sum(copied_from_problem(m, r["problem"]) for r in rows for m in r["masks"])
     return {
         "rows": len(rows),
         "masks_per_row": _mean([len(r["masks"]) for r in rows]),
+        "distinct_masks_per_row": _mean([len({_squash(m) for m in r["masks"]}) for r in rows]),
         "junk_masks": sum(junk.values()),
         "junk_by_reason": dict(sorted(junk.items())),
+        "bookkeeping_masks": sum(bookkeeping.values()),
+        "bookkeeping_by_reason": dict(sorted(bookkeeping.items())),
         "copied_from_problem_share": round(copied / len(masks), 4) if masks else 0.0,
         "rows_with_visible_boxed_answer": sum(visible_boxed_answer(r["masked_solution"], r["solution"]) for r in rows),
     }
@@ -192,9 +215,10 @@ def quality_table(figures: dict[str, Any]) -> str:
     parts = []
     m = figures.get(MASKED, {})
     parts.append(table(
-        ["source", "rows", "masks/row", "junk masks", "copied from problem", "visible boxed answer"],
-        [[s, f["rows"], f["masks_per_row"], f["junk_masks"], f"{f['copied_from_problem_share']:.1%}",
-          f["rows_with_visible_boxed_answer"]] for s, f in m.items()],
+        ["source", "rows", "masks/row", "distinct masks/row", "junk masks", "bookkeeping masks", "copied from problem",
+         "visible boxed answer"],
+        [[s, f["rows"], f["masks_per_row"], f.get("distinct_masks_per_row", ""), f["junk_masks"], f.get("bookkeeping_masks", ""),
+          f"{f['copied_from_problem_share']:.1%}", f["rows_with_visible_boxed_answer"]] for s, f in m.items()],
     ))
     st = figures.get(STEPS, {})
     parts.append(table(
@@ -243,8 +267,11 @@ def quality_section(figures: dict[str, Any]) -> str:
     if not figures:
         return "(no quality figures: the build ran without them)"
     intro = (
-        "Masked-Then-Fill: masks per row; junk masks (bare numbers or units, fragments such as "
-        "`t_1 - t_0 =`, unbalanced braces; must be 0); the share of masks copied verbatim from the "
+        "Masked-Then-Fill: masks per row (a formula written more than once is masked at every copy, "
+        "so this can exceed the distinct masks per row); junk masks (bare numbers or units, fragments such "
+        "as `t_1 - t_0 =`, unbalanced braces, alignment residue, tables, index ranges; must be 0); "
+        "bookkeeping masks (case labels and hypotheses, notation definitions, quantifier ranges, read "
+        "from the words around the mask); the share of masks copied verbatim from the "
         "problem statement; rows whose masked prompt still shows a boxed final answer (must be 0). "
         "Step Reordering: the histogram of step counts and three baselines scored with the real reward, "
         "a random order, an order read off wording alone (\"Let/Given\" first, \"Therefore/\\\\boxed\" "

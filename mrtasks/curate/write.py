@@ -100,6 +100,7 @@ def write_dataset(
         "sources": result.sources,
         "parameters": params,
         "quality": result.quality,
+        "empty_configs": result.empty_configs(),
     }
     if annotator_stats:
         stats["annotator_stats"] = dict(sorted(annotator_stats.items()))  # requests, cache hits, retries

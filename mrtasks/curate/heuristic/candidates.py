@@ -1,20 +1,23 @@
 """Candidates: every formula-like span of a solution, cleaned, classified and merged (`find_candidates`).
 
-Policy: math spans (`spans`) trimmed of punctuation and `\\tag{}`; a continuation row `&= x`
-gives its right-hand side `x`; a relation split across adjacent spans is merged; the content of a
-`\\boxed{}` is the candidate (`answers`). Plain-text arithmetic (`48/2 = 24`) and theorem names
-of the checker's lexicon (`mrtasks.mathcheck.theorems.THEOREM_ALIASES`; abbreviations such as `SAS`
-only in capitals) count too; never the inside of figures or code. Each candidate carries its junk
-reason (`junk`). Candidates never overlap.
+Policy: math spans (`spans`) trimmed of punctuation, `\\tag{}`, connective text at either end
+(`\\text{ and } x=1`, `x=1 \\text{. }`, `x=1 \\quad (\\text{since } ...)`); a continuation row
+`&= x` gives its right-hand side `x`, and so does an aligned row `A &= x` (the `&` is alignment
+residue, never part of a mask); a relation split across adjacent spans is merged; the content of
+a `\\boxed{}` is the candidate (`answers`). Plain-text arithmetic (`48/2 = 24`) and theorem names
+of the checker's lexicon (`mrtasks.mathcheck.theorems.THEOREM_ALIASES`; abbreviations such as
+`SAS` only in capitals) count too; never the inside of figures or code. Each candidate carries
+its junk reason (`junk`, or a bookkeeping role of `context`) and its role. Candidates never overlap.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mrtasks.curate.heuristic.answers import ANSWER_OK, boxed_spans
 from mrtasks.curate.heuristic.config import HeuristicConfig
+from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.heuristic.junk import junk_reason
 from mrtasks.curate.heuristic.spans import MathSpan, Regions, math_spans, row_spans, strip_span
 from mrtasks.mathcheck.theorems import THEOREM_ALIASES
@@ -38,6 +41,22 @@ _PLAIN_EQUATION = re.compile(rf"(?<![\w.$\\'])(?:\([ \t]*)?{_OPERAND}(?:{_OP}\(?
 _FIRST_UNIT = re.compile(rf"^\(?[ \t]*{_NUM}{_UNIT}")
 _LAST_UNIT = re.compile(rf"{_UNIT}$")
 _GAP_NOISE = re.compile(r"[\s$]|\\[()]")
+_CONNECTIVE = r"(?:and|or|so|then|thus|hence|i\.e\.|where|with|since|because|if|for|as|but|also|note|similarly)"
+_TEXT_PREFIX = re.compile(
+    rf"(?:\s|\\(?:q?quad|[,;:! ])(?![A-Za-z]))*\\(?:text|mbox|textrm|mathrm)\s*\{{\s*(?:{_CONNECTIVE}\b[^{{}}]*|[\s.,;:]*)\}}"
+    r"(?:\s|\\(?:q?quad|[,;:! ])(?![A-Za-z]))*",
+    re.IGNORECASE,
+)
+_TEXT_SUFFIX = re.compile(
+    rf"(?:\s|\\(?:q?quad|[,;:! ])(?![A-Za-z]))*(?:\\(?:text|mbox|textrm|mathrm)\s*\{{\s*(?:{_CONNECTIVE}\b[^{{}}]*|[\s.,;:]*)\}}\s*$"
+    rf"|(?:\\q?quad(?![A-Za-z])\s*)+\(?\s*\\(?:text|mbox)\s*\{{[^{{}}]*\}}.*$)",
+    re.IGNORECASE | re.DOTALL,
+)
+_TEXT_CMD = re.compile(r"\\(?:text|mbox|textrm|mathrm)\s*\{")
+_ALIGN_REL = re.compile(
+    r"\s*(?:=|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|simeq|cong|lt|gt|implies|iff|"
+    r"Rightarrow|Longrightarrow|Leftrightarrow|subset|subseteq|mid|to|mapsto)(?![A-Za-z]))"
+)
 _DIGIT = re.compile(r"\d")
 _LHS_WORK = re.compile(r"[-+*/×÷]|\s x\s|[a-z]")
 
@@ -46,13 +65,14 @@ _LHS_WORK = re.compile(r"[-+*/×÷]|\s x\s|[a-z]")
 class Candidate:
     """A formula candidate: `solution[start:end]`; `kind` is `math`, `plain` (arithmetic in prose),
     `theorem` (a lexicon name) or `answer` (the content of a `\\\\boxed{}`, or a formula holding one);
-    `junk` is the rejection reason (None: maskable)."""
+    `junk` is the rejection reason (None: maskable); `role` is `context.role` (math and plain only)."""
 
     start: int
     end: int
     kind: str
     display: bool
     junk: str | None
+    role: str | None = None
 
 
 def _trim(text: str, a: int, b: int, rhs: bool = True) -> tuple[int, int]:
@@ -68,6 +88,15 @@ def _trim(text: str, a: int, b: int, rhs: bool = True) -> tuple[int, int]:
         b -= len(m.group(0))
     m = _LEADING_NOISE.match(text, a, b)
     a = m.end() if m else a
+    if _TEXT_CMD.search(text, a, b):  # connective text at either end: `\\text{ and } x=1`, `x=1 \\text{. }`
+        m = _TEXT_PREFIX.match(text, a, b)
+        if m and m.end() < b:
+            a = m.end()
+        m = _TEXT_SUFFIX.search(text, a, b)
+        if m and m.start() > a and _depth(text, a, m.start()) == 0:
+            b = m.start()
+            while b > a and text[b - 1] in " \t\n\r.,;:~":
+                b -= 1
     if rhs:
         m = _LEADING_REL.match(text, a, b)
         if m:
@@ -75,6 +104,54 @@ def _trim(text: str, a: int, b: int, rhs: bool = True) -> tuple[int, int]:
             m = _LEADING_NOISE.match(text, a, b)
             a = m.end() if m else a
     return strip_span(text, a, b)
+
+
+def _depth(text: str, a: int, b: int) -> int:
+    """Brace depth at b, counted from a."""
+    d, i = 0, a
+    while i < b:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        d += (c == "{") - (c == "}")
+        i += 1
+    return d
+
+
+def _alignment_cut(text: str, a: int, b: int) -> int | None:
+    """For a row `A & REL B` (or `A REL & B`) with its only `&` at the top level, the start of `B`."""
+    depth, i, found = 0, a, -1
+    while i < b:
+        c = text[i]
+        if c == "\\":
+            if text.startswith("\\begin{", i):
+                depth += 1
+            elif text.startswith("\\end{", i):
+                depth -= 1
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "&" and depth == 0:
+            if found >= 0:
+                return None
+            found = i
+        i += 1
+    if found < 0:
+        return None
+    m = _ALIGN_REL.match(text, found + 1, b)
+    if m:
+        return found + 1
+    k = found
+    while k > a and text[k - 1] in " \t":
+        k -= 1
+    tail = text[max(a, k - 24) : k]
+    if re.search(r"(?:=|<|>|\\[A-Za-z]+)$", tail):
+        return found + 1
+    return None
 
 
 _ALIASES_BY_WORD: dict[str, list[tuple[str, bool, re.Pattern[str]]]] = {}
@@ -106,7 +183,7 @@ def _theorem_matches(text: str) -> list[tuple[int, int]]:
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) -> list[Candidate]:
+def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), problem: str = "") -> list[Candidate]:
     """Every formula candidate of a solution in text order, with its junk reason.
 
     Math spans (align rows and the rows of an aligned block inside `\\\\[..\\\\]` separately) are
@@ -127,6 +204,10 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) 
         a, b = _trim(solution, s.start, s.end)
         if a >= b:
             continue
+        if "&" in solution[a:b] and (cut := _alignment_cut(solution, a, b)) is not None:
+            a, b = _trim(solution, cut, b)  # `A &= B`: the row's result `B`; the `&` stays outside
+            if a >= b:
+                continue
         text = solution[a:b]
         if "\\boxed" in text:
             # The content of each box is the candidate, so that the span never holds a box (the
@@ -178,7 +259,17 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig()) 
                 out.append(c)
                 last_end = c.end
         out.sort(key=lambda c: c.start)
-    return out
+    return [_with_role(solution, c, problem) for c in out]
+
+
+def _with_role(solution: str, c: Candidate, problem: str) -> Candidate:
+    """The candidate with its `context.role`; a bookkeeping role is its junk reason."""
+    if c.kind not in ("math", "plain") or c.junk is not None:
+        return c
+    r = role(solution, c.start, c.end, problem)
+    if r is None:
+        return c
+    return replace(c, junk=r if r in BOOKKEEPING else None, role=r)
 
 
 def formula_key(text: str) -> str:

@@ -15,8 +15,9 @@ class HeuristicConfig:
     """Shorter formulas (after stripping) are not maskable."""
     max_formula_chars: int = 400
     """Longer formulas are not maskable: nobody can restore a half-page display verbatim."""
-    max_steps: int | None = 20
-    """Merge the shortest neighbouring steps until at most this many remain (None: no merging)."""
+    max_steps: int | None = None
+    """Merge the shortest neighbouring steps until at most this many remain (None, the default: no
+    cap, a proof keeps all its steps; olympiad proofs have 17 to 80)."""
     min_step_chars: int = 12
     """A step shorter than this (e.g. `Q.E.D.`) is merged into its neighbour."""
     theorem_names: bool = True

@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE = 1
 export HF_DATASETS_OFFLINE = 1
 export HF_HUB_DISABLE_TELEMETRY = 1
 
-.PHONY: demo test test-all lint bench gpu-smoke learn clean
+.PHONY: demo setup test test-all lint bench gpu-smoke learn clean
 
 $(VENV)/.core: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ $(VENV)/.full: $(VENV)/.core
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e '.[dev,llm,train,eval]'
 	touch $@
+
+# .venv with everything the tests, training and eval need (CPU torch); see the README's offline route.
+setup: $(VENV)/.full
 
 demo: $(VENV)/.core
 	$(PY) -m mrtasks.build --out $(DEMO_OUT)
@@ -40,7 +43,7 @@ bench: $(VENV)/.full
 	$(PY) -m mrtasks.rewards.bench --answers ../shared/data/benchmarks/math500.jsonl
 
 # Tiny Stage I -> Stage II runs and an eval on the GPU (report: docs/gpu-smoke.md). Without CUDA it
-# says so, writes that report and exits 0. On a GPU node install the GPU set first:
+# says so and exits 0, leaving the committed report as it is. On a GPU node install the GPU set first:
 #   pip install -c constraints/gpu.txt -e '.[train,eval,vllm]' deepspeed
 gpu-smoke: $(VENV)/.full
 	$(PY) -m training.gpu_smoke --report docs/gpu-smoke.md

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from eval.benchmarks import DEFAULT_BENCHMARKS
-from mrtasks.rewards.pool import OFFLINE_TIMEOUT_S
+from mrtasks.mathcheck import OFFLINE_TIMEOUT_S
 
 PROMPT_STYLES = ("paper", "chat-template")
 

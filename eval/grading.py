@@ -21,7 +21,7 @@ _SETTINGS: dict[str, Any] = {"think_prefilled": False, "timeout_s": None, "timeo
 
 def configure_grader(*, timeout: float | None = None, think_prefilled: bool = False) -> None:
     """Set the per-completion time bound of the reward pool and whether the prompt opened `<think>`."""
-    from mrtasks.rewards.pool import configure_pool, get_pool
+    from mrtasks.mathcheck import configure_pool, get_pool
 
     pool = get_pool()
     if timeout is not None and pool.timeout != timeout:
@@ -67,7 +67,7 @@ def _version(dist: str) -> str | None:
 def grader_info() -> dict[str, Any]:
     """What the summary records about the grader, so a score can be traced to its code."""
     import mrtasks
-    from mrtasks.rewards.pool import get_pool
+    from mrtasks.mathcheck import get_pool
 
     pool = get_pool()
     return {

@@ -10,9 +10,17 @@ reward, and writes to `--output-dir`:
 - `table.md`       the paper's Table 1 layout for this run
 - `passk.png`      Pass@k curves, k = 1..n, per benchmark
 
+`--output-dir` is guarded (`mrtasks.output.OwnedFolder`): eval writes only into a new or empty
+folder or its own earlier output (marked by `.mrtasks-owner.json`), never into a model folder, a
+dataset build or a folder holding files it did not write; `--overwrite` deletes only the files above.
+A lock makes a second run into the same folder stop at once.
+
 Example (offline, local benchmark files):
     python -m eval.run --model Qwen/Qwen2.5-3B --benchmark-dir ../shared/data/benchmarks \
         --output-dir outputs/eval/qwen3b-base
+
+The defaults (n = 64 samples of up to 4096 tokens per problem, four benchmarks) are GPU-sized; on
+a CPU try `--max-problems 2 --n 2 --k 1 2 --max-new-tokens 32`.
 """
 
 from __future__ import annotations
@@ -21,9 +29,10 @@ import argparse
 import hashlib
 import json
 import logging
+import signal
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,6 +56,7 @@ from eval.plots import plot_passk_curves
 from eval.samples import SampleStore
 from eval.tables import run_report
 from mrtasks.logs import PROJECT_LOGGERS  # the only loggers --log-level / -v change
+from mrtasks.output import OutputError, OwnedFolder, Owner
 from mrtasks.prompts import outcome_messages
 from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
 
@@ -57,15 +67,31 @@ SAMPLES, CONFIG, SUMMARY, TABLE, PLOT = "samples.jsonl", "config.json", "summary
 # seed + (b * SEED_STRIDE + p) * n), far above any benchmark's size.
 SEED_STRIDE = 100_000
 
-# Exit codes (documented in --help).
-EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_MODEL, EXIT_OUTPUT = 0, 2, 3, 4, 5
+# Exit codes (documented in --help and the README; the build's table is the model).
+EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OUTPUT, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 EXIT_CODES = {
     EXIT_OK: "success",
-    EXIT_USAGE: "bad command line, or --output-dir holds samples made with other settings",
-    EXIT_DATA: "benchmark folder/file missing, empty or malformed",
+    EXIT_BUG: "unexpected error (a bug: the traceback is printed)",
+    EXIT_USAGE: "bad command line (a value out of range, an unknown stop token)",
+    EXIT_DATA: "benchmark folder/file missing, empty or malformed, or a Hub benchmark that cannot be loaded",
+    EXIT_OUTPUT: "--output-dir refused: not a folder, not writable, a model folder, a dataset build, files eval did "
+                 "not write, another run writing into it, or samples made with other settings",
     EXIT_MODEL: "model path missing or model/tokenizer not loadable",
-    EXIT_OUTPUT: "output folder cannot be created or written",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGTERM); finished problems are kept, rerun to resume",
 }
+OUTPUT_FILES = (SAMPLES, SAMPLES + ".tmp", CONFIG, SUMMARY, TABLE, PLOT)
+
+
+def _legacy_eval_folder(folder: Path) -> bool:
+    """An eval output from before the owner marker: its config.json holds eval's settings."""
+    try:
+        config = json.loads((folder / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and {"model", "n", "backend", "prompt_style", "max_new_tokens"} <= config.keys()
+
+
+EVAL_OWNER = Owner("eval.run", OUTPUT_FILES, "--output-dir", _legacy_eval_folder)
 
 
 class EvalError(Exception):
@@ -129,35 +155,28 @@ def load_tokenizer(cfg: EvalConfig) -> Any:
         raise EvalError(f"cannot load the tokenizer of {name}: {type(e).__name__}: {first}", EXIT_MODEL) from None
 
 
-def ensure_writable(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
-            pass
-    except OSError as e:
-        raise EvalError(f"output folder {folder} is not writable: {e.strerror or e}", EXIT_OUTPUT) from None
-
-
 # --- output directory ----------------------------------------------------------------------------
 
 
 def prepare_output_dir(cfg: EvalConfig, backend_name: str) -> dict[str, Any]:
-    """Create or reopen the output dir; refuse to resume a run made with other generation settings."""
+    """Write config.json; refuse to resume a run made with other generation settings.
+
+    Called inside the folder's `OwnedFolder` (checked, locked, marked); `--overwrite` has already
+    removed eval's own files."""
     out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
     record = {**cfg.to_dict(), "backend": backend_name}
     path = out / CONFIG
-    if cfg.overwrite:
-        for name in (SAMPLES, CONFIG, SUMMARY, TABLE, PLOT):
-            (out / name).unlink(missing_ok=True)
-    elif path.exists():
-        previous = json.loads(path.read_text())
+    if path.exists():
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise EvalError(f"{path} is unreadable ({e}); use --overwrite to start this output again", EXIT_OUTPUT) from None
         diff = {k: (previous.get(k), record[k]) for k in GENERATION_KEYS if previous.get(k) != record[k]}
         if diff:
             details = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
             raise EvalError(
                 f"{out} holds samples generated with other settings ({details}). "
-                f"Use another --output-dir, or --overwrite to discard them.", EXIT_USAGE
+                f"Use another --output-dir, or --overwrite to discard them.", EXIT_OUTPUT
             )
         record["backend_info"] = previous.get("backend_info")
     path.write_text(json.dumps(record, indent=2) + "\n")
@@ -336,19 +355,24 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
     dropped_k = [k for k in cfg.k if k > cfg.n]
     if dropped_k:
         logger.warning("Pass@k needs k <= n = %d: leaving out k = %s", cfg.n, dropped_k)
+    # a folder this run created goes again if the run fails before its first sample
+    folder = OwnedFolder(cfg.output_dir, EVAL_OWNER, discard_on_error=lambda out: not (out / SAMPLES).exists())
+    try:
+        folder.check()  # before any work: a folder eval must not write into is refused first
+    except OutputError as e:
+        raise EvalError(str(e), EXIT_OUTPUT) from None
     if cfg.benchmark_dir and not Path(cfg.benchmark_dir).is_dir():
         raise EvalError(f"benchmark folder {cfg.benchmark_dir} does not exist", EXIT_DATA)
     try:
         benchmarks = load_benchmarks(cfg.benchmarks, cfg.benchmark_dir, cfg.hub_revisions, cfg.max_problems)
     except BenchmarkError as e:
-        raise EvalError(str(e), EXIT_DATA) from None
+        raise EvalError(_one_line(str(e)), EXIT_DATA) from None
     tokenizer = load_tokenizer(cfg)
     if cfg.stop_tokens:
         try:
             stop_token_ids(tokenizer, None, cfg.stop_tokens)
         except ValueError as e:
             raise EvalError(f"--stop-tokens: {e}", EXIT_USAGE) from None
-    ensure_writable(Path(cfg.output_dir))
     think = template_prefills_think(tokenizer)
     configure_grader(timeout=cfg.grader_timeout, think_prefilled=think)
     prompt_info = {
@@ -357,6 +381,17 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
         "weights_sha256": weights_sha256(cfg.model),
     }
     backend_name = resolve_backend(cfg.backend)
+    try:
+        with folder:  # locked and marked: eval's own folder until the run ends
+            if cfg.overwrite:
+                folder.remove_own()
+            return _evaluate_into(cfg, benchmarks, tokenizer, prompt_info, backend_name, start)
+    except OutputError as e:
+        raise EvalError(str(e), EXIT_OUTPUT) from None
+
+
+def _evaluate_into(cfg: EvalConfig, benchmarks: list[Benchmark], tokenizer: Any, prompt_info: dict[str, Any],
+                   backend_name: str, start: float) -> dict[str, Any]:
     record = prepare_output_dir(cfg, backend_name)
     store = SampleStore(Path(cfg.output_dir) / SAMPLES, cfg.n)
     todo = sum(not store.done(b.name, p.id) for b in benchmarks for p in b.problems)
@@ -371,10 +406,13 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
                 max_model_len=cfg.max_model_len,
             )
         except OSError as e:  # weights missing or unreadable (the tokenizer loaded)
-            first = (str(e).strip().splitlines() or [""])[0]
-            raise EvalError(f"cannot load the model {cfg.model}: {type(e).__name__}: {first}", EXIT_MODEL) from None
+            raise EvalError(f"cannot load the model {cfg.model}: {_one_line(f'{type(e).__name__}: {e}')}", EXIT_MODEL) from None
         _save_backend_info(cfg, record, {**backend.info(), "effective_top_k": backend.effective_top_k(cfg.top_k)})
-        generate_pending(cfg, benchmarks, store, backend)
+        try:
+            generate_pending(cfg, benchmarks, store, backend)
+        except KeyboardInterrupt:
+            done = sum(store.done(b.name, p.id) for b in benchmarks for p in b.problems)
+            raise Interrupted(f"{done} of {total} problems are saved in {Path(cfg.output_dir) / SAMPLES}") from None
     regrade_stale(cfg, benchmarks, store)
     backend_info = record.get("backend_info") or {}
     prompt_info["effective_top_k"] = backend_info.get("effective_top_k")
@@ -392,6 +430,16 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
     return summary
 
 
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM during generation; the message says what was kept."""
+
+
+def _one_line(text: str) -> str:
+    """The first line of a message (library errors span many lines)."""
+    lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
 def _key_value(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key or not value:
@@ -404,7 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m eval.run",
         description="Pass@k (unbiased estimator) of a model on math benchmarks, graded by the outcome reward.",
-        epilog="exit codes: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items()),
+        epilog="GPU-sized defaults (n = 64 samples, up to 4096 new tokens, four benchmarks); on a CPU try "
+               "--max-problems 2 --n 2 --k 1 2 --max-new-tokens 32. Exit codes: "
+               + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items()),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     g = p.add_argument_group("model")
@@ -452,7 +502,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("output")
     g.add_argument("--output-dir", default=None,
                    help="where samples.jsonl, summary.json, table.md, passk.png go (default: outputs/eval/<model name>)")
-    g.add_argument("--overwrite", action="store_true", help="discard the samples already in --output-dir")
+    g.add_argument("--overwrite", action="store_true",
+                   help="discard the samples and outputs eval wrote in --output-dir (never other files)")
     g.add_argument("--regrade", action="store_true", help="regrade every stored sample (after a grader change)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                    help="verbosity of this project's loggers (other libraries stay at WARNING)")
@@ -485,14 +536,29 @@ def parse_config(argv: list[str] | None = None) -> tuple[EvalConfig, str]:
         parser.error(str(e))
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends the run like Ctrl-C: finished problems are kept
+
+
 def main(argv: list[str] | None = None) -> None:
     cfg, log_level = parse_config(argv)
     setup_logging(log_level)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
         summary = evaluate(cfg)
     except EvalError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(e.code) from None
+    except Interrupted as e:
+        print(f"error: interrupted; {e}; rerun the same command to resume", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt:
+        print("error: interrupted; rerun the same command to resume (finished problems are kept)", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     print(run_report(summary))
 
 

@@ -33,27 +33,46 @@ class SampleStore:
 
     def _load(self) -> None:
         grouped: dict[Key, dict[int, dict[str, Any]]] = defaultdict(dict)
-        bad = 0
+        bad = repeated = 0
+        conflicts: set[Key] = set()
         for _, row in iter_jsonl(self.path, errors="yield"):
             if isinstance(row, BadLine):  # e.g. the cut-off last line of a killed run
                 bad += 1
                 continue
             try:
-                grouped[(row["benchmark"], row["id"])][int(row["sample"])] = row
+                key, index = (row["benchmark"], row["id"]), int(row["sample"])
             except (KeyError, TypeError, ValueError):
                 bad += 1
+                continue
+            seen = grouped[key].get(index)
+            if seen is not None:
+                if seen == row:
+                    repeated += 1
+                else:
+                    conflicts.add(key)
+                continue
+            grouped[key][index] = row
         incomplete = 0
         for key, by_index in grouped.items():
-            if set(by_index) == set(range(self.n)):
+            if key not in conflicts and set(by_index) == set(range(self.n)):
                 self.rows[key] = [by_index[i] for i in range(self.n)]
-            else:
+            elif key not in conflicts:
                 incomplete += 1
-        self.dropped = bad + sum(len(v) for k, v in grouped.items() if k not in self.rows)
+        self.dropped = bad + repeated + sum(len(v) for k, v in grouped.items() if k not in self.rows)
+        if conflicts:
+            shown = ", ".join(f"{b}/{i}" for b, i in sorted(conflicts)[:3]) + (" ..." if len(conflicts) > 3 else "")
+            logger.warning(
+                "%s: %d problem(s) have conflicting duplicate sample lines (%s): two runs wrote into this file? "
+                "They are dropped and will be regenerated", self.path, len(conflicts), shown,
+            )
+        if repeated:
+            logger.warning("%s: dropping %d duplicate sample line(s) (each kept once)", self.path, repeated)
         if bad or incomplete:
             logger.warning(
                 "%s: dropping %d unreadable line(s) and %d unfinished problem(s); they will be regenerated",
                 self.path, bad, incomplete,
             )
+        if bad or incomplete or repeated or conflicts:
             self._rewrite()
         logger.info("%s: %d finished problem(s) found", self.path, len(self.rows))
 

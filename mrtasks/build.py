@@ -12,21 +12,17 @@ seed give byte-identical Parquet files.
 
 The build never destroys what it did not write and never half-replaces a dataset: `--out` is locked,
 checked and tested for writability before any work, the new build is staged beside it and swapped
-in with renames only when complete (`mrtasks.curate.output`), and a build that ends empty fails
+in with renames only when complete (`mrtasks.output`), and a build that ends empty fails
 without touching the old one. Every everyday failure is one line on stderr and an exit code (`EXIT_CODES`).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import logging
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -35,26 +31,29 @@ from typing import Any
 
 from mrtasks.curate.base import Annotator
 from mrtasks.curate.cache import CacheError, default_cache_path
-from mrtasks.curate.output import MARKER, OutputError, OutputFolder, fault_point, make_marker
-from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, file_sha256, run_pipeline
+from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, run_pipeline
 from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
+from mrtasks.curate.write import DEFAULT_REPO, write_dataset
 from mrtasks.logs import configure_logging
-from mrtasks.rewards.pool import OFFLINE_TIMEOUT_S, configure_pool
+from mrtasks.mathcheck import OFFLINE_TIMEOUT_S, configure_pool
+from mrtasks.output import OutputError, OutputFolder, fault_point
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
+from mrtasks.tasks.step_reordering import MAX_PROMPT_CHARS
+from mrtasks.trajectory import TRAJECTORIES
 
 logger = logging.getLogger("mrtasks.build")
 
 DEFAULT_OUT = Path("build") / "mr-rlvr-tasks"
-DEFAULT_REPO = "mr-rlvr/tasks"
 
 EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_EMPTY, EXIT_OUTPUT, EXIT_ANNOTATOR, EXIT_PUSH, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 6, 130
 EXIT_CODES = {
     EXIT_OK: "built (and pushed, with --push-to-hub)",
     EXIT_BUG: "unexpected error (a bug: the traceback is printed; --out untouched)",
     EXIT_USAGE: "bad arguments or an unreadable source (missing, corrupt or 0-byte file); nothing written",
-    EXIT_EMPTY: "empty build: a config ended with no rows or every source row was dropped; --out untouched",
+    EXIT_EMPTY: "empty build: no task config has a row, or every source row was dropped; --out untouched "
+                "(one empty config is reported, not fatal)",
     EXIT_OUTPUT: "--out refused (not a previous build, not writable, locked by another build) or the disk failed (full); --out untouched",
     EXIT_ANNOTATOR: "the llm endpoint refused the key or the model, or its cache file is unusable; --out untouched",
     EXIT_PUSH: "--push-to-hub failed: before the build (offline, bad token; nothing built) or after it (local build complete)",
@@ -116,93 +115,13 @@ def make_annotator(name: str, llm: LLMOptions) -> Annotator:
     raise UsageError(f"unknown annotator {name!r}: heuristic or llm")
 
 
-def write_config(config: str, rows: dict[str, list[dict[str, Any]]], out: Path, progress: bool) -> list[Path]:
-    """Drive the builder for one config; move its Parquet files to `data/<config>/<split>-*.parquet`."""
-    import datasets
-
-    from builders.mr_rlvr_tasks import MrRlvrTasks
-
-    if not progress:
-        datasets.disable_progress_bars()
-    target = out / "data" / config
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
-    with tempfile.TemporaryDirectory(prefix="mrtasks-build-") as tmp:
-        builder = MrRlvrTasks(config_name=config, cache_dir=os.path.join(tmp, "cache"), rows=rows)
-        builder.download_and_prepare(output_dir=os.path.join(tmp, "prepared"), file_format="parquet")
-        for split in rows:
-            shards = sorted(Path(tmp, "prepared").glob(f"{builder.dataset_name}-{split}*.parquet"))
-            if not shards:
-                raise RuntimeError(f"the builder wrote no Parquet file for {config}/{split}")
-            for k, shard in enumerate(shards):
-                dest = target / f"{split}-{k:05d}-of-{len(shards):05d}.parquet"
-                shutil.move(str(shard), dest)
-                written.append(dest)
-    return written
-
-
-def fingerprint(files: list[Path], root: Path) -> str:
-    """SHA-256 over the sorted (relative path, file SHA-256) pairs of the data files."""
-    h = hashlib.sha256()
-    for f in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
-        h.update(f"{f.relative_to(root).as_posix()}\t{file_sha256(f)}\n".encode())
-    return h.hexdigest()
-
-
-def parameters(config: PipelineConfig, annotator: str) -> dict[str, Any]:
-    """What decided the output, for the card (progress and batch size do not)."""
-    params = config.to_dict()
-    params.pop("progress", None)
-    params.pop("annotate_batch", None)
-    params["annotator"] = annotator
-    return params
-
-
-def write_dataset(
-    result: PipelineResult, config: PipelineConfig, out: Path, repo: str = DEFAULT_REPO, card_template: Path | None = None,
-    annotator_stats: dict[str, int] | None = None,
-) -> dict[str, Any]:
-    """Write Parquet files, the card and build_stats.json (last, with the marker) into a new or empty folder.
-
-    `main` calls it on the staging folder of `OutputFolder`; it never deletes anything.
-    """
-    from mrtasks.curate.card import render_card
-
-    out.mkdir(parents=True, exist_ok=True)
-    if any(out.iterdir()):
-        raise ValueError(f"write_dataset writes into a new or empty folder; {out} is not empty")
-    files = []
-    for name in CONFIGS:
-        rows = {split: r for split, r in result.rows[name].items() if r}  # an empty split cannot be loaded
-        if not rows:
-            logger.warning("config %s has no rows: it is left out of the dataset", name)
-            continue
-        files += write_config(name, rows, out, config.progress)
-        fault_point("config_written")
-    fp = fingerprint(files, out)
-    params = parameters(config, result.annotator)
-    (out / "README.md").write_text(render_card(result, params, fp, repo, card_template), encoding="utf-8")
-    stats = {
-        "fingerprint": fp,
-        "counts": result.counts(),
-        "breakdown": result.breakdown(),
-        "drops": result.drops_by_stage(),
-        "sources": result.sources,
-        "parameters": params,
-        "quality": result.quality,
-    }
-    if annotator_stats:
-        stats["annotator_stats"] = dict(sorted(annotator_stats.items()))  # requests, cache hits, retries
-    stats[MARKER] = make_marker(out, [*files, out / "README.md"])
-    (out / "build_stats.json").write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return stats
-
-
 def summary(stats: dict[str, Any]) -> str:
     """The end-of-build table: rows per config and split, then drops by stage and reason."""
     lines = [f"{'config':<18}" + "".join(f"{s:>12}" for s in SPLITS)]
     for name in CONFIGS:
         lines.append(f"{name:<18}" + "".join(f"{stats['counts'][name][s]:>12}" for s in SPLITS))
+    for name, why in (stats.get("empty_configs") or {}).items():
+        lines.append(f"  {name}: no rows: {why}")
     lines.append("")
     lines.append(f"{'source':<26}{'rows read':>10}{'kept':>8}")
     for s in stats["sources"]:
@@ -220,15 +139,17 @@ def summary(stats: dict[str, Any]) -> str:
 
 
 def empty_build(result: PipelineResult) -> str | None:
-    """Why this build must not replace anything (a config with no rows, every source row dropped), or None."""
+    """Why this build must not replace anything (every source row dropped, or no task config has
+    a row), or None. One empty config is not a failure: a proof-only corpus feeds no `outcome`
+    row, and the summary and the card say so (`PipelineResult.empty_configs`)."""
     counts = result.counts()
     read = sum(s["rows"] for s in result.sources)
     kept = sum(s["kept"] for s in result.sources)
-    empty = [c for c in CONFIGS if not sum(counts.get(c, {}).values())]
+    tasks = [c for c in CONFIGS if c != TRAJECTORIES]
     if kept == 0:
         what = f"every source row was dropped ({read} read)"
-    elif empty:
-        what = f"{', '.join(empty)} ended with no rows"
+    elif not any(sum(counts.get(c, {}).values()) for c in tasks):
+        what = f"every task config ({', '.join(tasks)}) ended with no rows"
     else:
         return None
     reasons = Counter({key: n for key, n in result.drops.items() if key != ("select", "over_cap") and n})
@@ -319,7 +240,10 @@ exit codes:
     io.add_argument("--push-to-hub", metavar="REPO", help="upload the folder to this Hub dataset repo (token: HF_TOKEN)")
     io.add_argument("--private", action="store_true", help="create the Hub repo as private")
     io.add_argument("--card-template", type=Path, help="dataset card template (default: cards/README.template.md)")
-    io.add_argument("--allow-empty", action="store_true", help="write the build even if a config ends with no rows (default: exit 3)")
+    io.add_argument(
+        "--allow-empty", action="store_true",
+        help="write the build even if no task config has a row or every source row was dropped (default: exit 3)",
+    )
     io.add_argument("--no-progress", action="store_true", help="no progress bars")
     io.add_argument("-v", "--verbose", action="store_true", help="debug logs of this project (each dropped row); libraries stay quiet")
 
@@ -343,7 +267,11 @@ exit codes:
     t.add_argument("--num-scored", type=int, help="h: masked positions the reward scores (default: all)")
     t.add_argument("--mask-selection", choices=["importance", "random"], default="importance", help="which formulas to mask")
     t.add_argument("--min-steps", type=int, default=3, help="Step Reordering needs at least this many steps (3)")
-    t.add_argument("--max-steps", type=int, default=20, help="and at most this many (20)")
+    t.add_argument("--max-steps", type=int, default=None, help="and at most this many (default: no cap)")
+    t.add_argument(
+        "--max-prompt-chars", type=int, default=MAX_PROMPT_CHARS,
+        help=f"Step Reordering prompts longer than this many characters are left out ({MAX_PROMPT_CHARS}, about 2048 tokens; 0: no limit)",
+    )
 
     s = p.add_argument_group("filters and splits (paper defaults)")
     s.add_argument("--stage1-train", type=int, default=10_000, help="Stage I training samples per task (10000)")
@@ -380,7 +308,9 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
                     num_masks=args.num_masks, min_formulas=args.min_formulas, selection=args.mask_selection,
                     num_scored=args.num_scored,
                 ),
-                STEP_REORDERING: StepReorderingConfig(min_steps=args.min_steps, max_steps=args.max_steps),
+                STEP_REORDERING: StepReorderingConfig(
+                    min_steps=args.min_steps, max_steps=args.max_steps, max_prompt_chars=args.max_prompt_chars or None,
+                ),
             },
             splits=SplitConfig(
                 stage1_train=args.stage1_train, stage1_validation=args.stage1_validation,

@@ -9,34 +9,83 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
+from pathlib import Path
 
 import datasets
-from datasets import load_dataset
+from datasets import get_dataset_config_names, load_dataset
 
+from mrtasks.output import read_marker
 from mrtasks.rewards.audit import policies_for, score_rows
 from mrtasks.tasks import get_task, list_tasks
 
 
-def main(argv: list[str] | None = None) -> None:
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:200]}" if text else type(e).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m mrtasks.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m mrtasks.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="exit codes: 0 shown; 2 a dataset that is missing, not a build, unreadable, or without that split; "
+               "130 interrupted",
     )
     parser.add_argument("dataset", help="a folder written by `python -m mrtasks.build --out DIR`, or a Hub id")
     parser.add_argument("--split", default="train", help="split to read (default: train)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     datasets.disable_progress_bars()
+    try:
+        return show(args.dataset, args.split)
+    except DemoError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
 
+
+class DemoError(Exception):
+    """A dataset the demo cannot read (one line)."""
+
+
+def show(dataset: str, split: str) -> int:
+    folder = Path(dataset)
+    local = folder.exists() or dataset.startswith((".", "/", "~")) or dataset.count("/") != 1
+    if local:
+        if not folder.is_dir():
+            raise DemoError(f"{dataset}: no such folder (build one with `python -m mrtasks.build --out {dataset}`)")
+        if read_marker(folder) is None:
+            raise DemoError(f"{dataset} is not a build of `python -m mrtasks.build` (no build_stats.json marker)")
+    try:
+        configs = get_dataset_config_names(dataset)
+    except Exception as e:  # noqa: BLE001 - offline, missing, a broken card: one line
+        raise DemoError(f"cannot read the configs of {dataset}: {_first_line(e)}") from None
     for task in list_tasks():
+        if task not in configs:
+            print(f"\n== {task}: no {task} config in {dataset} (its corpus cannot feed this task); skipped")
+            continue
         reward_name = get_task(task).reward
-        ds = load_dataset(args.dataset, task, split=args.split)
+        try:
+            ds = load_dataset(dataset, task, split=split)
+        except ValueError as e:
+            if "Unknown split" in str(e):
+                raise DemoError(f"--split {split}: {dataset} [{task}] has no such split") from None
+            raise DemoError(f"cannot load the {task} config of {dataset}: {_first_line(e)}") from None
+        except Exception as e:  # noqa: BLE001 - corrupt Parquet, unreadable files: one line
+            raise DemoError(f"cannot load the {task} config of {dataset}: {_first_line(e)}") from None
+        if len(ds) == 0:
+            print(f"\n== {task}: no {split} rows; skipped")
+            continue
         row = ds[0]
-        print(f"\n== {task}: {len(ds)} {args.split} rows; row {row['id']!r} ({row['source']}, {row['kind']})")
+        print(f"\n== {task}: {len(ds)} {split} rows; row {row['id']!r} ({row['source']}, {row['kind']})")
         print("user prompt:", row["prompt"][-1]["content"][:400].replace("\n", " "), "...")
         for policy in policies_for(task):
             (score,) = score_rows(task, [row], policy, reward_name)
             print(f"  {reward_name:<16} {policy.name:<22} -> {score:.3f}   {policy.description}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -4,6 +4,7 @@ the task's real reward; `python -m mrtasks.rewards.audit` on a real build folder
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from mrtasks.rewards.audit import (
     run_audit,
     wrong_answer,
 )
-from mrtasks.tasks import MASKED_THEN_FILL, OUTCOME, STEP_REORDERING, list_tasks
+from mrtasks.tasks import ERROR_CORRECTION, MASKED_THEN_FILL, OUTCOME, STEP_REORDERING, list_tasks
 
 # --- the policies, by example ------------------------------------------------------------------
 
@@ -133,6 +134,113 @@ def test_a_target_can_fail():
     assert results["reference"].passed is True
 
 
+# --- the integrity families (issue 17) ------------------------------------------------------------
+
+
+def policy(task: str, name: str) -> audit.Policy:
+    return next(p for p in audit.POLICIES[task] if p.name == name)
+
+
+def test_decorations_are_drawn_per_row_and_reproducible():
+    rows = [dict(MTF_ROW, id=f"unit/{k}") for k in range(12)]
+    for name in ("decorated_wrong:marker", "decorated_right:styling", "decorated_right:trailing"):
+        p = policy(MASKED_THEN_FILL, name)
+        answers = [p.answer(r) for r in rows]
+        assert answers == [p.answer(r) for r in rows]  # seeded by (policy, row, position)
+        assert len(set(answers)) >= 6  # not one fixed string: variants drawn across rows
+        assert all(a != audit.reference(r) for a, r in zip(answers, rows))
+    wrong = policy(MASKED_THEN_FILL, "decorated_wrong:connective").answer(MTF_ROW)
+    assert "x^{3}-3x-3=0" in wrong or "x^{2}-4x-3=0" in wrong or "x^{3}" in wrong  # one number changed, then decorated
+
+
+def test_unicode_minus_applies_only_where_there_is_a_minus():
+    p = policy(MASKED_THEN_FILL, "decorated_right:unicode_minus")
+    assert p.applies(MTF_ROW) == [MTF_ROW] and "\u2212" in p.answer(MTF_ROW)
+    no_minus = dict(MTF_ROW, masks=["x = 2", "y = 3"], scored=[0, 1])
+    assert p.applies(no_minus) == []
+    wrong = policy(MASKED_THEN_FILL, "decorated_wrong:unicode_minus")
+    mixed = dict(MTF_ROW, masks=["x - 1 = 2", "y = 3"], scored=[0, 1])
+    assert wrong.answer(mixed) == "\\boxed{x \u2212 2 = 2; y = 4}"  # undecorated wrong work where no minus: never the mask
+
+
+def test_near_misses_are_scored_per_edited_position():
+    p = policy(MASKED_THEN_FILL, "near_miss:sign")
+    (row,) = p.applies(MTF_ROW)  # one position per row, drawn with the row's generator
+    (k,) = row["scored"]
+    assert k in (0, 2)  # the masks with a binary sign
+    fills = p.answer(row)[len("\\boxed{") : -1].split("; ")
+    assert fills[k] != MASKS[k] and [f for j, f in enumerate(fills) if j != k] == [m for j, m in enumerate(MASKS) if j != k]
+    prose = dict(MTF_ROW, masks=["well-ordering principle"], scored=[0])
+    assert p.applies(prose) == []  # a hyphen in prose is no sign
+    assert p.applies(dict(MTF_ROW, masks=["36 = 3 \\cdot 12 + 0"], scored=[0])) == []  # `- 0` is the same formula
+
+
+def test_braces_policies_keep_the_same_latex():
+    removed, added = policy(MASKED_THEN_FILL, "braces_removed"), policy(MASKED_THEN_FILL, "braces_added")
+    braced = dict(MTF_ROW, masks=["a_{1} + a_{2} = 5"], scored=[0])
+    assert removed.answer(braced) == "\\boxed{a_1 + a_2 = 5}" and added.applies(braced) == []
+    assert added.answer(dict(MTF_ROW, masks=["x_1 x_2 = -3"], scored=[0])) == "\\boxed{x_{1} x_{2} = -3}"
+
+
+def test_not_above_holds_a_policy_to_another_on_the_same_rows():
+    """A policy earning more than the one it must not exceed fails, whatever its own bound."""
+    cheat = audit.Policy("cheat", "the reference", audit.reference, target=("<=", 1.0), not_above="constant")
+    original = audit.POLICIES[MASKED_THEN_FILL]
+    audit.POLICIES[MASKED_THEN_FILL] = [*original, cheat]
+    try:
+        results = {r.policy: r for r in audit_rows(MASKED_THEN_FILL, [MTF_ROW])}
+    finally:
+        audit.POLICIES[MASKED_THEN_FILL] = original
+    assert results["cheat"].mean == 1.0 and results["cheat"].passed is False
+    assert results["cheat"].target == "mean <= 1 and <= constant (0.000)"
+    nothing = audit.Policy("nothing", "applies nowhere", audit.reference, target=(">=", 1.0), applies=lambda row: [])
+    audit.POLICIES[MASKED_THEN_FILL] = [nothing]
+    try:
+        (result,) = audit_rows(MASKED_THEN_FILL, [MTF_ROW])
+    finally:
+        audit.POLICIES[MASKED_THEN_FILL] = original
+    assert result.rows == 0 and result.passed is None  # no rows: reported, neither met nor missed
+
+
+def test_coarse_approximations_are_off_and_never_exact():
+    rng = random.Random(0)
+    for answer in ("720", "-84", "\\frac{7}{3}", "445000", "0.35"):
+        text = audit.coarse(answer, rng)
+        value = float(audit.exact_value(answer))
+        d = float(text.split()[-1])
+        assert text.startswith("\\approx ") and d != value and abs(d - value) / abs(value) <= 0.06
+    assert audit.coarse("\\frac{8}{5}", rng) is None  # 1.6 either way: exact, no approximation
+    assert audit.irrational("\\sqrt{2}") == "\\approx 1.4" and audit.irrational("\\frac{1}{3}") is None
+    assert audit.exact_value("x = \\sqrt{2}") == pytest.approx(2**0.5) and audit.exact_value("x + 1") is None
+
+
+def test_dataflow_order_puts_computed_numbers_before_their_use():
+    from mrtasks.rewards.baselines import dataflow_order, step_numbers
+
+    steps = [
+        "The dog walkers have 4+12 = 16 legs",  # uses 4 and 12, computes 16
+        "The other walker's 3 dogs have 3*4 = 12 legs",  # computes 12
+        "So Mariel walks 20/4 = 5 dogs",  # uses 20
+        "That leaves 36-16 = 20 legs",  # uses 16, computes 20
+    ]
+    problem = "There are 2 walkers and 3 dogs and 36 legs in all."
+    assert step_numbers("He has 1,200 + 3 = 1,203 pens") == ({"1203"}, {"1200", "3"})
+    assert dataflow_order(steps, problem) == [1, 0, 3, 2]
+    row = {"id": "u", "task": STEP_REORDERING, "problem": problem, "shuffled_steps": steps, "order": [1, 0, 3, 2]}
+    assert {r.policy: r.mean for r in audit_rows(STEP_REORDERING, [row])}["dataflow"] == 1.0
+
+
+def test_the_calculator_locates_a_false_formula_and_recomputes_its_result():
+    from mrtasks.rewards.baselines import calculator_correction, formula_candidates, recompute
+
+    steps = ["Sean has 24 dollars.", "Together they have 24+72 = 97 dollars.", "So each gets $97/2 = 48.5$."]
+    assert formula_candidates(steps[1]) == ["24+72 = 97"]
+    assert recompute("24+72 = 97") == "24+72 = 96" and recompute("$3 > 5$".strip("$")) == "3 < 5"
+    assert recompute("x = 2 \\cdot 6 = 13 = 12") == "x = 2 \\cdot 6 = 12 = 12"  # the odd member out
+    assert calculator_correction(steps) == "\\boxed{1; 24+72 = 96}"
+    assert calculator_correction(["Let $x = 3$.", "Then $2x = 6$.", "So 6+1 = 7."]) == "\\boxed{none}"
+
+
 # --- on a real build folder --------------------------------------------------------------------
 
 
@@ -146,17 +254,33 @@ def sample_build(tmp_path_factory) -> Path:
     return out
 
 
+EARLIER = {
+    MASKED_THEN_FILL: {"reference", "equivalent_rewrites", "one_number_changed", "rotated", "copied_from_problem", "constant", "no_box"},
+    ERROR_CORRECTION: {"reference", "equivalent_correction", "always_none", "always_step0", "copied_back"},
+    OUTCOME: {"reference", "truncated_think", "invented_turn", "several_boxes"},
+    STEP_REORDERING: {"reference"},
+}
+"""The policies with targets from before issue 17: they must hold whatever the integrity rules do."""
+
+
 def test_audit_cli_on_the_bundled_sample_build(sample_build, tmp_path, capsys):
-    assert audit.main(["--dataset", str(sample_build), "--out", str(tmp_path)]) == 0  # every target met
+    code = audit.main(["--dataset", str(sample_build), "--out", str(tmp_path)])
     printed = capsys.readouterr().out
-    assert "one_number_changed" in printed and "FAILED" not in printed
     report = json.loads((tmp_path / "audit.json").read_text())
-    tasks = {r["task"] for r in report["results"]}
+    results = report["results"]
+    assert code == (0 if all(r["passed"] is not False for r in results) else audit.EXIT_MISSED)  # a missed target fails the command
+    assert "one_number_changed" in printed and "decorated_wrong:marker" in printed
+    tasks = {r["task"] for r in results}
     assert tasks == set(list_tasks())  # every task config of the build
-    by = {(r["task"], r["policy"]): r for r in report["results"]}
+    by = {(r["task"], r["policy"]): r for r in results}
+    assert all(by[(t, p)]["passed"] for t, names in EARLIER.items() for p in names), "an earlier target failed"
     assert all(by[(t, "reference")]["min"] == 1.0 for t in tasks)
     assert by[(MASKED_THEN_FILL, "equivalent_rewrites")]["mean"] >= 0.95
     assert by[(MASKED_THEN_FILL, "one_number_changed")]["mean"] <= 0.15
+    for name in ("decorated_wrong:marker", "decorated_right:styling", "near_miss:relation", "braces_removed"):
+        assert by[(MASKED_THEN_FILL, name)]["rows"] > 0 and by[(MASKED_THEN_FILL, name)]["target"]
+    assert "and <= one_number_changed" in by[(MASKED_THEN_FILL, "decorated_wrong:trailing")]["target"]
+    assert by[(OUTCOME, "coarse_approximation")]["rows"] > 0 and by[(ERROR_CORRECTION, "calculator")]["rows"] > 0
     assert (tmp_path / "audit.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -164,13 +288,25 @@ def test_markdown_table_for_the_card(sample_build):
     results = run_audit(sample_build, tasks=[OUTCOME])
     table = markdown_table(results)
     assert table.splitlines()[0].startswith("| task | policy |")
-    assert "| outcome | truncated_think |" in table and "**NO**" not in table
+    assert "| outcome | truncated_think |" in table
+    assert not [line for line in table.splitlines() if "**NO**" in line and line.split(" | ")[1] in EARLIER[OUTCOME]]
 
 
-def test_audit_cli_rejects_a_missing_folder(tmp_path, capsys):
-    with pytest.raises(SystemExit):
-        audit.main(["--dataset", str(tmp_path / "nope")])
-    assert "not a folder" in capsys.readouterr().err
+def test_audit_cli_rejects_what_is_not_a_build_in_one_line(tmp_path, capsys, sample_build):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.md").write_text("mine")
+    cases = [
+        (["--dataset", str(tmp_path / "nope")], 2, "no such folder"),
+        (["--dataset", str(tmp_path / "mine")], 2, "is not a build of `python -m mrtasks.build`"),
+        (["--dataset", str(sample_build), "--task", "mask_fil"], 2, "unknown task(s) ['mask_fil']"),
+        (["--dataset", str(sample_build), "--split", "tets"], 2, "has no split 'tets'"),
+        (["--dataset", str(sample_build), "--task", "outcome", "--out", str(sample_build / "README.md")], 4,
+         "exists and is not a folder"),
+    ]
+    for argv, code, words in cases:
+        assert audit.main(argv) == code, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: ") and words in err[0], (argv, err)
 
 
 def test_results_are_plain_data():
@@ -182,5 +318,10 @@ def test_the_dataset_card_carries_the_audit_table(sample_build):
     card = (sample_build / "README.md").read_text()
     section = card.split("## How hard is it to game these rewards?")[1].split("\n## ")[0]
     assert "python -m mrtasks.rewards.audit --dataset DIR" in section
-    assert "| masked_then_fill | one_number_changed |" in section and "**NO**" not in section
+    assert "| masked_then_fill | one_number_changed |" in section
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert not [line for line in rows if "**NO**" in line and line.split(" | ")[1] in EARLIER.get(line[2:].split(" |")[0], ())]
+    for name in ("decorated_wrong:unicode_minus", "near_miss:letter", "braces_added", "dataflow_cues"):
+        assert f" | {name} | " in section
+    assert "| error_correction | calculator |" in section and "| outcome | coarse_approximation |" in section
     assert all(f"| {task} | reference |" in section for task in list_tasks())

@@ -2,7 +2,7 @@
 build, and ends every everyday failure with one line and a documented exit code.
 
 Each case asserts the exit code, the message and the files left behind. Kills are real: a build
-subprocess is SIGKILLed at a named point (`MRTASKS_BUILD_FAULT`, see `mrtasks.curate.output`).
+subprocess is SIGKILLed at a named point (`MRTASKS_BUILD_FAULT`, see `mrtasks.output`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 from datasets import load_dataset
 
 from mrtasks.build import EXIT_CODES, main
-from mrtasks.curate.output import MARKER, OutputFolder, OutputLocked
+from mrtasks.output import MARKER, OutputFolder, OutputLocked
 from tests.conftest import REPO_ROOT
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -142,6 +142,18 @@ def test_an_empty_existing_folder_is_used(tmp_path, capsys, references):
     assert snapshot(out) == references[0], differing(snapshot(out), references[0])
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o755), (0o077, 0o700)])
+def test_a_build_keeps_the_umask_and_leaves_no_lock_file(tmp_path, capsys, umask, mode):
+    old = os.umask(umask)
+    try:
+        code, _ = run_main(capsys, "--out", str(tmp_path / "tasks"), "--limit", "12", "--allow-empty")
+    finally:
+        os.umask(old)
+    assert code == 0
+    assert (tmp_path / "tasks").stat().st_mode & 0o777 == mode  # not mkdtemp's 0700 whatever the umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tasks"], "the lock file goes with the run"
+
+
 # --- lock ----------------------------------------------------------------------------------------
 
 
@@ -233,7 +245,7 @@ def test_every_row_dropped_exits_3_and_keeps_the_previous_build(tmp_path, capsys
     assert siblings(out) == []
 
 
-def test_a_config_ending_empty_exits_3_unless_allowed(tmp_path, capsys):
+def test_every_task_config_ending_empty_exits_3_unless_allowed(tmp_path, capsys):
     src = tmp_path / "one.jsonl"
     src.write_text(json.dumps({"problem": "Show $1<2$.", "solution": "We have $2-1=1$.\n\nSo $1<2$."}) + "\n")
     out = tmp_path / "tasks"
@@ -241,14 +253,41 @@ def test_a_config_ending_empty_exits_3_unless_allowed(tmp_path, capsys):
     code, err = run_main(capsys, "--out", str(out), "--source", f"{src}:kind=proof")
     assert code == 3
     [line] = err.strip().splitlines()
-    assert line.startswith("error: empty build: masked_then_fill, step_reordering, ") and "ended with no rows" in line
-    assert "masked_then_fill/too_few_formulas: 1" in line
+    assert line.startswith("error: empty build: every task config (masked_then_fill, step_reordering, ")
+    assert "ended with no rows" in line and "masked_then_fill/too_few_formulas: 1" in line
     assert not out.exists() and siblings(out) == []
 
     code, _ = run_main(capsys, "--out", str(out), "--source", f"{src}:kind=proof", "--allow-empty")
     assert code == 0
     assert json.loads((out / "build_stats.json").read_text())["counts"]["trajectories"]["train"] + \
         json.loads((out / "build_stats.json").read_text())["counts"]["trajectories"]["validation"] == 1
+
+
+PROOFS = [
+    {"problem": f"Show that $n^2 + {k}n$ is even for every integer $n$.",
+     "solution": f"Let $n$ be an integer. Then $n^2 + {k}n = n(n + {k})$. If $n$ is even, the product is even. "
+                 f"If $n$ is odd, then $n + {k}$ is odd too, so we argue once more. Hence $n(n + {k})$ is even in every case."}
+    for k in (1, 3, 5, 7, 9, 11)
+]
+
+
+def test_a_proof_only_corpus_builds_and_reports_its_empty_outcome_config(tmp_path, capsys):
+    src = tmp_path / "proofs.jsonl"
+    src.write_text("".join(json.dumps(p) + "\n" for p in PROOFS))
+    out = tmp_path / "tasks"
+
+    code = main(["--out", str(out), "--source", f"{src}:kind=proof", "--no-dedup", "--no-progress"])
+    printed = capsys.readouterr().out
+
+    assert code == 0
+    stats = json.loads((out / "build_stats.json").read_text())
+    assert sum(stats["counts"]["step_reordering"].values()) > 0 and sum(stats["counts"]["outcome"].values()) == 0
+    why = stats["empty_configs"]["outcome"]
+    assert why.startswith("no row has a final answer (every trajectory is a proof)") and "outcome/not_computation: 6" in why
+    assert f"outcome: no rows: {why}" in printed
+    card = (out / "README.md").read_text()
+    assert "This corpus cannot feed every config" in card and f"- `outcome`: {why}" in card
+    assert "config_name: outcome" not in card  # no files, so no config entry the Hub would fail to load
 
 
 def test_exit_codes_are_documented_in_help():
@@ -465,7 +504,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_build(tmp_path):
     after, listing = after_and_listing.rsplit("}\n", 1)
     assert code == "4", proc.stderr
     assert json.loads(after + "}") == json.loads(before), "the previous build is untouched"
-    assert sorted(listing.split()) == [".", "..", ".tasks.lock", "tasks"], "nothing staged is left behind"
+    assert sorted(listing.split()) == [".", "..", "tasks"], "nothing staged is left behind, not even the lock file"
     err = proc.stderr.strip().splitlines()[-1]
     assert err.startswith("error: I/O error: No space left on device") and err.endswith("left untouched")
 

@@ -67,4 +67,63 @@ def test_card_and_stats_report_curation_quality(demo):
     text = (out / "README.md").read_text()
     assert "### Curation quality" in text and "surface-cue baseline" in text
     rows = q["masked_then_fill"]["sample"]["rows"]
-    assert f"| sample | {rows} | 7.0 | 0 |" in text
+    f = q["masked_then_fill"]["sample"]
+    assert f["distinct_masks_per_row"] == 7.0 and f["masks_per_row"] >= 7.0 and f["bookkeeping_masks"] == 0
+    assert f"| sample | {rows} | {f['masks_per_row']} | 7.0 | 0 | 0 |" in text
+
+
+def test_card_documents_every_column_of_every_config(demo):
+    from mrtasks.curate.card import config_features
+    from mrtasks.curate.pipeline import CONFIGS
+
+    out, _ = demo
+    text = (out / "README.md").read_text()
+    section = text.split("## Columns\n", 1)[1].split("\n## ", 1)[0]
+    for config in CONFIGS:
+        table = section.split(f"**`{config}`**", 1)[1].split("**`", 1)[0]
+        for column in config_features(config):
+            line = next(ln for ln in table.splitlines() if ln.startswith(f"| `{column}` |"))
+            assert len(line.split(" | ")[2]) > 20, (config, column)  # a real description, not a placeholder
+    assert "`-1` when no step was changed" in section and "`steps[i] == shuffled_steps[order[i]]`" in section
+    assert "the paper's h" in section and "| `masks` | `list[string]` |" in section
+    assert "| `prompt` | `list[{role: string, content: string}]` |" in section
+
+
+def test_the_first_config_is_the_default_and_loads_without_a_name(demo):
+    from datasets import load_dataset
+
+    out, _ = demo
+    configs = DatasetCard.load(out / "README.md").data.to_dict()["configs"]
+    assert [c.get("default", False) for c in configs] == [True] + [False] * (len(configs) - 1)
+    assert configs[0]["config_name"] == "masked_then_fill"
+    ds = load_dataset(str(out), split="train")
+    assert "masks" in ds.column_names and set(ds["task"]) == {"masked_then_fill"}
+
+
+def test_license_column_matches_the_yaml_header(demo):
+    from mrtasks.curate.card import license_metadata
+
+    out, _ = demo
+    text = (out / "README.md").read_text()
+    [row] = [ln for ln in text.splitlines() if ln.startswith("| sample | sample | `sha256:")]
+    assert row.split(" | ")[3] == "apache-2.0"
+    assert "`license: apache-2.0`: the licenses of the sources above" in text
+    corpora = [{"name": n, "license": lic} for n, lic in (("gsm8k", "mit"), ("olympiadbench", "apache-2.0"), ("p", "mit"))]
+    assert license_metadata(corpora) == {"license": ["apache-2.0", "mit"]}
+    unknown = license_metadata([*corpora, {"name": "mine", "license": None}])
+    assert unknown["license"] == "other" and unknown["license_name"] == "per-source"
+
+
+def test_card_has_limitations_and_a_citation(demo):
+    out, _ = demo
+    text = (out / "README.md").read_text()
+    assert "## Limitations" in text and "Decontamination" in text
+    bib = text.split("```bibtex\n", 1)[1].split("```", 1)[0]
+    assert "arXiv:2511.17473" in bib and "Wang, Zhen" in bib
+
+
+def test_table_cells_cannot_break_the_card():
+    from mrtasks.curate.card import _table
+
+    table = _table(["source", "rows"], [["a|b\nc", 3]])
+    assert table.splitlines()[-1] == "| a\\|b c | 3 |"

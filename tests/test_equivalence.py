@@ -6,18 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from mrtasks.rewards import expr
+from mrtasks.mathcheck import Verdict, equal_batch, expr, is_equal, judge_batch, last_boxed, safe_for_sympy
+from mrtasks.mathcheck.normalize import normalize
+from mrtasks.mathcheck.verdict import quick_equal
 from mrtasks.rewards.accuracy import load_pairs, mathruler_plain, ours, score
-from mrtasks.rewards.equivalence import (
-    Verdict,
-    equal_batch,
-    is_equal,
-    judge_batch,
-    normalize,
-    quick_equal,
-    safe_for_sympy,
-)
-from mrtasks.rewards.parsing import last_boxed
 
 PAIRS = Path(__file__).parent / "data" / "equivalence_pairs.jsonl"
 HELDOUT = Path(__file__).parent / "data" / "equivalence_heldout.jsonl"
@@ -144,7 +136,8 @@ def _strings(value) -> list[str]:
 
 def _corpus_relations(shared_data: Path, limit: int = 800) -> list[tuple[str, str, str]]:
     """(lhs, relation, rhs) of real inline formulas with exactly one top-level relation."""
-    from mrtasks.rewards.equivalence import _RELATION, _split
+    from mrtasks.mathcheck.answer import RELATION as _RELATION
+    from mrtasks.mathcheck.latex import split_at_depth0 as _split
 
     out = []
     for path in sorted((shared_data / "corpora").glob("*.jsonl")):

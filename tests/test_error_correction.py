@@ -10,16 +10,13 @@ import pytest
 from datasets import load_dataset
 
 from mrtasks.build import main as build_main
+from mrtasks.mathcheck import numeric_truth, theorem_key
 from mrtasks.prompts import ERROR_CORRECTION_SYSTEM_PROMPT
 from mrtasks.rewards import get_reward, list_rewards
+from mrtasks.rewards.baselines import calculator_correction
 from mrtasks.tasks import ERROR_CORRECTION, ErrorCorrectionConfig, NotEligible, get_task, list_tasks, make_error_correction
-from mrtasks.tasks.error_correction import (
-    candidate_edits,
-    decided_not_equal,
-    formula_edits,
-    numeric_truth,
-    theorem_key,
-)
+from mrtasks.tasks.arithmetic import false_on_its_own, holds
+from mrtasks.tasks.error_correction import UNSUPPORTED_TYPES, candidate_edits, decided_not_equal, formula_edits
 from mrtasks.trajectory import Formula, Trajectory
 
 reward = get_reward(ERROR_CORRECTION)
@@ -84,7 +81,7 @@ def test_exactly_one_step_changes_by_one_provably_wrong_edit():
         assert row["original"] in clean[k] and row["corrupted"] in shown[k]
         assert shown[k] == clean[k].replace(row["original"], row["corrupted"], 1)
         assert decided_not_equal(row["corrupted"], row["original"])
-        assert row["error_type"] in {"number", "sign", "operator", "relation"}
+        assert row["error_type"] in {"number", "sign", "operator", "relation", *UNSUPPORTED_TYPES}
 
 
 def test_rows_are_deterministic_and_show_numbered_steps_without_labels():
@@ -100,7 +97,7 @@ def test_about_a_fifth_of_rows_have_no_error_and_eligibility_ignores_the_draw():
     rows = [make_error_correction(traj(tid=f"t{i}"), 0) for i in range(600)]
     share = sum(r["error_step"] < 0 for r in rows) / len(rows)
     assert 0.15 < share < 0.25
-    assert {r["error_type"] for r in rows} == {"", "number", "sign", "operator", "relation"}
+    assert {r["error_type"] for r in rows} == {"", "number", "sign", "operator", "relation", "quantity"}
     never = [make_error_correction(traj(tid=f"t{i}"), 0, ErrorCorrectionConfig(none_fraction=0.0)) for i in range(50)]
     assert all(r["error_step"] >= 0 for r in never)
 
@@ -162,6 +159,91 @@ def test_theorem_names_are_swapped_within_their_group():
     assert sorted(lhopital) == ["chain rule", "product rule", "quotient rule"]
     assert theorem_key("Rolle's theorem") == theorem_key("the Rolle Theorem")
     assert theorem_key("Cauchy-Schwarz inequality") == theorem_key("Cauchy–Schwarz inequality")
+
+
+# --- kinds a calculator cannot find ----------------------------------------------------------------
+
+PENS = [
+    "Tom buys 3 boxes of 12 pens, so he has 3*12 = 36 pens.",
+    "He gives away 5 pens and buys 4 more: 36 - 5 + 4 = 35 pens.",
+    "He splits them between 5 friends: 35/5 = 7 pens each.",
+]
+PENS_PROBLEM = "Tom buys 3 boxes of 12 pens. He gives away 5, buys 4 more and shares them among 5 friends. How many each?"
+
+
+def pens(tid: str = "pens") -> Trajectory:
+    solution = " ".join(PENS)
+    formulas = [Formula(t, solution.find(t), solution.find(t) + len(t)) for t in ("36 - 5 + 4 = 35", "3*12 = 36", "35/5 = 7")]
+    return Trajectory(tid, "test", "computation", PENS_PROBLEM, solution, "7", formulas, PENS)
+
+
+ALWAYS = ErrorCorrectionConfig(none_fraction=0.0, unsupported_fraction=1.0)
+
+
+def test_unsupported_kinds_stay_true_on_their_own_and_are_decided_different():
+    rows = [make_error_correction(pens(f"p{i}"), 0, ALWAYS) for i in range(60)]
+    assert {r["error_type"] for r in rows} == {"quantity", "dropped_term"}
+    for r in rows:
+        k = r["error_step"]
+        assert r["steps"][k] == PENS[k].replace(r["original"], r["corrupted"], 1)
+        assert holds(r["corrupted"]) and not false_on_its_own(r["corrupted"])  # true as a computation
+        assert decided_not_equal(r["corrupted"], r["original"])
+        assert score(spec.reference_answer(r), r) == 1.0  # the reference still earns 1.0
+        assert score(f"\\boxed{{{k}; {r['corrupted']}}}", r) == 0.0
+    dropped = [r for r in rows if r["error_type"] == "dropped_term"]
+    assert {r["corrupted"] for r in dropped} <= {"36 - 5 = 31", "36 + 4 = 40"}
+    quantity = {r["corrupted"] for r in rows if r["error_type"] == "quantity"}
+    assert "12 - 5 + 4 = 11" in quantity or "3*3 = 9" in quantity  # another quantity of the solution, recomputed
+
+
+@pytest.mark.parametrize(
+    "formula, operand, result",
+    [
+        ("$1000-$200 = $800", "$1000-$300", "$700"),  # currency kept
+        ("2 grams + 3 grams + 2 grams = 7 grams", "2 grams + 5 grams + 2 grams", "9 grams"),  # units kept
+        ("20*10 = $200.00", "20*12", "$240.00"),  # decimal places kept
+        ("2100*1200=2,520,000", "2100*12", "25,200"),  # digit groups kept
+    ],
+)
+def test_a_recomputed_result_keeps_the_way_it_was_written(formula, operand, result):
+    from mrtasks.tasks.error_correction import _computation, _recomputed
+
+    c = _computation(0, 0, formula)
+    assert c is not None
+    new = _recomputed(c, operand)
+    assert new is not None and new.endswith(result) and holds(new)
+
+
+def test_no_unsupported_edit_without_a_true_computation():
+    from mrtasks.tasks.error_correction import _computation
+
+    assert _computation(0, 0, "44/2 = 21") is None  # false as written
+    assert _computation(0, 0, "x^2 - 5x + 6 = 0") is None  # nothing constant to recompute
+    assert _computation(0, 0, "2 \\cdot 6 = 3 \\cdot 4 = 12") is None  # two operations: one edit breaks the chain
+    assert _computation(0, 0, "x = 3 \\cdot 4 = 12") is not None  # a labelled computation
+
+
+def test_the_calculator_finds_classic_edits_but_not_unsupported_ones():
+    classic = [make_error_correction(pens(f"c{i}"), 0, ErrorCorrectionConfig(none_fraction=0.0, unsupported_fraction=0.0))
+               for i in range(40)]  # fmt: skip
+    unsupported = [make_error_correction(pens(f"c{i}"), 0, ALWAYS) for i in range(40)]
+    calc = lambda rows: [score(calculator_correction(r["steps"]), r) for r in rows]  # noqa: E731
+    numeric = [r for r in classic if false_on_its_own(r["corrupted"])]
+    assert len(numeric) >= 20 and sum(s > 0 for s in calc(numeric)) / len(numeric) >= 0.9  # located
+    assert max(calc(unsupported)) == 0.0  # every step holds: the calculator answers none
+
+
+def test_unsupported_rows_are_deterministic_and_leave_the_other_rows_alone():
+    trajs = [pens(f"d{i}") for i in range(80)] + [traj(tid=f"q{i}") for i in range(40)]
+    a = [make_error_correction(t, 3) for t in trajs]
+    assert a == [make_error_correction(t, 3) for t in trajs]  # same seed, same rows
+    without = [make_error_correction(t, 3, ErrorCorrectionConfig(unsupported_fraction=0.0)) for t in trajs]
+    drawn = [x["error_type"] in UNSUPPORTED_TYPES for x in a]
+    assert 0.15 < sum(drawn) / sum(x["error_step"] >= 0 for x in a) < 0.45  # about unsupported_fraction = 0.3
+    assert all(x == y for x, y, d in zip(a, without, drawn) if not d)  # rows not drawn: as without the kinds
+    assert not any(y["error_type"] in UNSUPPORTED_TYPES for y in without)
+    with pytest.raises(ValueError):
+        ErrorCorrectionConfig(unsupported_fraction=1.5)
 
 
 # --- reward --------------------------------------------------------------------------------------
@@ -241,6 +323,7 @@ def test_the_default_build_has_an_error_correction_config(tmp_path, monkeypatch)
     assert stats["counts"][ERROR_CORRECTION]["train"] > 10
     assert _every_reference_earns_one(tmp_path / "demo") == sum(stats["counts"][ERROR_CORRECTION].values())
     assert stats["parameters"]["tasks"][ERROR_CORRECTION]["none_fraction"] == 0.2  # the card records its config
+    assert stats["parameters"]["tasks"][ERROR_CORRECTION]["unsupported_fraction"] == 0.3
 
 
 @pytest.mark.slow
@@ -265,6 +348,9 @@ def test_audit_error_correction_policies_meet_their_targets(tmp_path, monkeypatc
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     _built(tmp_path / "demo")
     results = {r.policy: r for r in audit_rows(ERROR_CORRECTION, load_rows(tmp_path / "demo", ERROR_CORRECTION))}
-    assert set(results) == {"reference", "equivalent_correction", "always_none", "always_step0", "copied_back"}
-    assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
+    earlier = {"reference", "equivalent_correction", "always_none", "always_step0", "copied_back"}
+    assert set(results) == earlier | {"calculator", "decorated_right", "decorated_copied_back", "braces_toggled"}
+    assert all(results[p].passed for p in earlier), [results[p] for p in earlier if not results[p].passed]
     assert results["copied_back"].mean == 0.0 and results["reference"].min == 1.0
+    calculator = results["calculator"]  # a figure, not a target: error rows only
+    assert calculator.passed is None and 0 < calculator.rows < results["reference"].rows and calculator.mean < 0.5

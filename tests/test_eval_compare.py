@@ -71,7 +71,7 @@ def test_labels_reference_and_missing_values(summary_files, capsys):
     assert relative_gain(2.0, 0.0) is None and relative_gain(3.0, 2.0) == 50.0
 
 
-def test_bad_input_is_a_clear_error(summary_files, tmp_path, caplog):
+def test_bad_input_is_a_clear_error(summary_files, tmp_path, caplog, capsys):
     other = summary_for("Base")
     other["generation"]["temperature"] = 1.0
     (tmp_path / "other.json").write_text(json.dumps(other))
@@ -88,10 +88,43 @@ def test_bad_input_is_a_clear_error(summary_files, tmp_path, caplog):
     assert "differs from" in caplog.text and "top_k" in caplog.text
 
     (tmp_path / "junk.json").write_text("{not json")
-    with pytest.raises(SystemExit, match="cannot read summary"):
-        main([str(tmp_path / "junk.json")])
+    capsys.readouterr()
+    assert main([str(tmp_path / "junk.json")]) == 2
+    assert "junk.json is not a summary.json written by `python -m eval.run` (not JSON" in capsys.readouterr().err
+    (tmp_path / "binary.json").write_bytes(bytes(range(256)))
+    assert main([str(tmp_path / "binary.json")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {tmp_path / 'binary.json'} is not a summary.json written by `python -m eval.run` (not UTF-8 text)"]
     with pytest.raises(SystemExit):
         main(summary_files + ["--labels", "only-one"])
+
+
+def test_runs_over_different_problems_are_refused(summary_files, tmp_path, capsys):
+    fewer = summary_for("+MR-RLVR")
+    for bench in fewer["benchmarks"].values():
+        bench["num_problems"] = 1
+    full = summary_for("+GRPO")
+    for bench in full["benchmarks"].values():
+        bench["num_problems"] = 30
+    (tmp_path / "fewer.json").write_text(json.dumps(fewer))
+    (tmp_path / "full.json").write_text(json.dumps(full))
+    assert main([str(tmp_path / "full.json"), str(tmp_path / "fewer.json"), "--labels", "full", "fewer",
+                 "--output", str(tmp_path / "t.md")]) == 2
+    err = capsys.readouterr().err
+    assert "not over the same problems: aime24: fewer has 1 problems, full has 30" in err
+    assert not (tmp_path / "t.md").exists()
+    other = summary_for("+MR-RLVR")
+    del other["benchmarks"]["aime25"]
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    assert main([summary_files[1], str(tmp_path / "other.json"), "--labels", "grpo", "other"]) == 2
+    assert "other covers ['aime24'] but grpo covers ['aime24', 'aime25']" in capsys.readouterr().err
+
+
+def test_unwritable_output_and_plot_are_refused_before_printing(summary_files, tmp_path, capsys):
+    for option, path in (("--output", tmp_path), ("--plot", tmp_path / "missing" / "p.png")):
+        assert main(summary_files + [option, str(path)]) == 4
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith(f"error: {option} ") and err.count("\n") == 1
 
 
 def test_help():

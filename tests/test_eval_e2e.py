@@ -158,13 +158,13 @@ def test_same_seed_same_samples_and_settings_are_checked_on_resume(args, tmp_pat
 
     with pytest.raises(SystemExit) as stopped:
         main(args + ["--max-problems", "1", "--temperature", "1.0"])
-    assert stopped.value.code == EXIT_USAGE
+    assert stopped.value.code == EXIT_OUTPUT
     # problems_per_call regroups the transformers backend's seeded calls: part of the resume key too.
     capsys.readouterr()
     with pytest.raises(SystemExit) as stopped:
         main([a if a != "1" or i != args.index("--problems-per-call") + 1 else "2" for i, a in enumerate(args)]
              + ["--max-problems", "1"])
-    assert stopped.value.code == EXIT_USAGE and "problems_per_call: 1 -> 2" in capsys.readouterr().err
+    assert stopped.value.code == EXIT_OUTPUT and "problems_per_call: 1 -> 2" in capsys.readouterr().err
     main(args + ["--max-problems", "1", "--temperature", "1.0", "--overwrite"])
     config = json.loads((tmp_path / "out" / "config.json").read_text())
     assert config["temperature"] == 1.0 and config["backend_info"]["name"] == "transformers"
@@ -198,7 +198,7 @@ def test_transformers_backend_is_seeded_and_chunks_large_n(tiny_model):
     assert len({s.text for s in greedy}) == 1
 
 
-def test_interrupted_run_resumes_where_it_stopped(args, tmp_path, monkeypatch, caplog):
+def test_interrupted_run_resumes_where_it_stopped(args, tmp_path, monkeypatch, caplog, capsys):
     """Ctrl-C during the second backend call: the first problem is on disk, the rerun does the rest."""
     import eval.run
 
@@ -219,9 +219,13 @@ def test_interrupted_run_resumes_where_it_stopped(args, tmp_path, monkeypatch, c
 
     real_make_backend = eval.run.make_backend
     monkeypatch.setattr(eval.run, "make_backend", interrupting_backend)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(SystemExit) as stopped:
         main(args + ["--max-problems", "2"])
     out = tmp_path / "out"
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: interrupted; 1 of 4 problems are saved in {out / 'samples.jsonl'}; rerun the same command to resume")
+    assert not (out / ".mrtasks.lock").exists()  # the lock goes with the run
     assert {(r["benchmark"], r["id"]) for r in read_samples(out)} == {("aime24", "60")}
     assert not (out / "summary.json").exists()
 
@@ -274,7 +278,7 @@ def test_everyday_errors_are_one_line_with_their_exit_code(args, tmp_path, share
         "missing benchmark folder": ({dir_at: str(tmp_path / "nope")}, EXIT_DATA, "does not exist"),
         "empty benchmark": ({dir_at: str(tmp_path / "empty")}, EXIT_DATA, "aime24"),
         "missing model": ({model_at: str(tmp_path / "no-model")}, EXIT_MODEL, "model path"),
-        "unwritable output": ({out_at: str(blocker / "out")}, EXIT_OUTPUT, "not writable"),
+        "output under a file": ({out_at: str(blocker / "out")}, EXIT_OUTPUT, "is not a folder"),
         "unknown stop token": ({}, EXIT_USAGE, "--stop-tokens"),
     }
     for name, (changes, code, words) in cases.items():

@@ -15,9 +15,9 @@ from mrtasks.curate.heuristic import (
     find_candidates,
     junk_reason,
     split_steps,
-    theorem_names_equal,
 )
 from mrtasks.curate.sources import expand_specs, iter_source, parse_source
+from mrtasks.mathcheck import theorem_names_equal
 from mrtasks.trajectory import Trajectory
 
 ALL = {"max_mask_share": 1.0}  # offer every candidate (the cap is tested on its own)
@@ -52,12 +52,13 @@ def squash(s: str) -> str:
 def test_every_delimiter_gives_formulas_inside_the_delimiters():
     sol = r"""Inline $a+b=c$ and \(x^2 = 4\). Display $$y = mx + k$$ and \[\int_0^1 f = 2\].
 \begin{align*}
-u &= v + 1 \\
+u &= \frac{v + 1}{2} + \sqrt{v} \\
 w &= 2u
 \end{align*}
 \begin{equation}E = mc^2\end{equation}"""
     got = set(texts(sol))
-    assert got == {"a+b=c", "x^2 = 4", "y = mx + k", r"\int_0^1 f = 2", "u &= v + 1", "w &= 2u", "E = mc^2"}
+    # an aligned row gives its result (the `&` is never part of a mask); `2u` alone is too short
+    assert got == {"a+b=c", "x^2 = 4", "y = mx + k", r"\int_0^1 f = 2", r"\frac{v + 1}{2} + \sqrt{v}", "E = mc^2"}
     for f in extract_formulas(sol):
         assert sol[f.start : f.end] == f.text
 
@@ -69,9 +70,15 @@ It costs $12 an hour and $15 a day, or \$3 extra. Let $x$ be real and $f_1$ give
     assert texts(sol, plain_equations=False) == ["x+1=3"]
 
 
-def test_repeated_formula_is_not_maskable_since_its_copy_would_give_it_away():
-    sol = r"We get $x=2$. Check: $x=2$ gives $y = 3x - 1 = 5$."
-    assert texts(sol) == ["y = 3x - 1 = 5"]
+def test_a_restated_formula_is_offered_with_every_copy_and_ranks_as_established():
+    sol = r"We get $x_1 = a + 2b$. Check: $x_1 = a + 2b$ gives $y = 3a - 1$; also $z = 3a + 1$."
+    got = extract_formulas(sol, HeuristicConfig(max_mask_share=1.0))
+    # ranked once (first occurrence), above the formulas written once; its copy follows the list
+    # ("gives" marks `y` as derived: it ranks above the later `z`)
+    assert [f.text for f in got] == ["x_1 = a + 2b", "y = 3a - 1", "z = 3a + 1", "x_1 = a + 2b"]
+    assert got[0].start < got[-1].start
+    blocked = r"We get $x_1 = a + 2b$. If $x_1 = a + 2b$, then $y = 3a - 1$."  # one copy is a case hypothesis
+    assert texts(blocked) == ["y = 3a - 1"]  # masking the other copy would leave it in plain sight
 
 
 def test_relations_rank_above_bare_expressions():
@@ -117,7 +124,7 @@ def test_a_relation_split_across_adjacent_spans_is_merged():
     assert texts(sol) == [r"A C=2 x+c=$ $x\left(2+\frac{d}{d+7}\right)"]
 
 
-def test_align_rows_and_aligned_blocks_are_separate_candidates_right_hand_sides_of_continuations():
+def test_align_rows_and_aligned_blocks_are_separate_candidates_right_hand_sides_of_rows():
     sol = r"""We compute
 \[
 \begin{aligned}
@@ -126,7 +133,7 @@ S & =\sum_{i=1}^{n} i \\
 \end{aligned}
 \]
 and $\begin{align*}&x^2 + 1\\ &\geq 2x\end{align*}$."""
-    assert [t for t, _, _ in candidates(sol)] == [r"S & =\sum_{i=1}^{n} i", r"\frac{n(n+1)}{2}", "x^2 + 1", "2x"]
+    assert [t for t, _, _ in candidates(sol)] == [r"\sum_{i=1}^{n} i", r"\frac{n(n+1)}{2}", "x^2 + 1", "2x"]
 
 
 def test_a_display_whose_block_is_part_of_a_formula_stays_whole():
@@ -155,6 +162,11 @@ def test_masking_the_top_formulas_never_leaves_the_boxed_answer_visible():
     top = extract_formulas(sol)[:7]
     assert "7" in [f.text for f in top]
     assert not visible_boxed_answer(mask_solution(sol, top))
+    twice = sol.replace(r"Hence $x = \boxed{7}$.", r"So $x = \boxed{7}$, and the answer is $\boxed{7}$.")
+    from mrtasks.tasks.masked_then_fill import formula_groups
+
+    chosen = [f for g in formula_groups(extract_formulas(twice))[:7] for f in g]
+    assert [f.text for f in chosen].count("7") == 2 and not visible_boxed_answer(mask_solution(twice, chosen))
 
 
 def test_givens_copied_from_the_problem_are_not_offered_and_derived_results_are():
@@ -238,6 +250,7 @@ def test_lines_then_sentences_when_there_are_no_paragraphs():
 
 def test_too_many_steps_are_merged_down_to_max_steps():
     sol = "\n\n".join(f"This is sentence number {k} of the proof." for k in range(30))
+    assert len(split_steps(sol)) == 30  # the default: no cap
     steps = split_steps(sol, HeuristicConfig(max_steps=20))
     assert len(steps) == 20
     assert squash("".join(steps)) == squash(sol)
@@ -321,10 +334,150 @@ def test_a_numbered_plan_stays_with_its_intro_but_numbered_steps_split():
     assert split_steps(plan)[0].endswith("2. Divide the sum.")
 
 
-def test_prose_before_the_first_computation_of_a_paragraph_is_not_a_move_of_its_own():
+def test_every_sentence_is_a_move_and_a_conclusion_is_its_own_step():
     sol = (
         "We use similar triangles here. The sun's rays are parallel, so the triangles agree. "
         "Hence $\\frac{5}{6} = \\frac{15}{x}$ gives the height.\n\nSo $x = 18$ feet."
     )
-    steps = split_steps(sol)
-    assert len(steps) == 2 and steps[0].startswith("We use") and steps[0].endswith("gives the height.")
+    assert split_steps(sol) == [
+        "We use similar triangles here.", "The sun's rays are parallel, so the triangles agree.",
+        "Hence $\\frac{5}{6} = \\frac{15}{x}$ gives the height.", "So $x = 18$ feet.",
+    ]
+
+
+def test_no_cap_binds_by_default_and_a_cap_is_a_parameter():
+    sol = " ".join(f"Step number {k} of the argument gives $x_{{{k}}} = {k}$." for k in range(45))
+    assert len(split_steps(sol)) == 45
+    assert len(split_steps(sol, HeuristicConfig(max_steps=20))) == 20
+
+
+def test_sentence_ends_inside_math_and_after_a_display_cut_units():
+    sol = "Let $w = a - 1,$ so $w + 1 = a.$  Then $w^2 = 4.$\n\\[a + b = 6,\\]which means $b = 2.$  Also,\n\\[c = 3.\\]Hence $c + b = 5$."
+    assert split_steps(sol) == [
+        "Let $w = a - 1,$ so $w + 1 = a.$", "Then $w^2 = 4.$\n\\[a + b = 6,\\]which means $b = 2.$",
+        "Also,\n\\[c = 3.\\]", "Hence $c + b = 5$.",
+    ]
+
+
+def test_headings_start_their_step_with_the_next_sentence_and_lead_ins_stay_before():
+    sol = (
+        "The orbits are closed curves. We distinguish two cases.\n\n"
+        "Case 1: $a$ is connected to $b$. Then the count drops by one. So $n$ is even.\n\n"
+        "Case 2: $a$ is not connected to $b$. Then the count grows by one.\n\n"
+        "<Step 2> The parity flips\n\nEvery flip changes the count by one. So the parity flips."
+    )
+    assert split_steps(sol) == [
+        "The orbits are closed curves. We distinguish two cases.",
+        "Case 1: $a$ is connected to $b$. Then the count drops by one.",  # a short case hypothesis is not a move
+        "So $n$ is even.",
+        "Case 2: $a$ is not connected to $b$. Then the count grows by one.",
+        "<Step 2> The parity flips\n\nEvery flip changes the count by one.",
+        "So the parity flips.",
+    ]
+    claim = "**Claim 1.** The map $f$ is injective.\n\nProof. Suppose $f(a) = f(b)$. Then $a = b$ by the lemma."
+    assert split_steps(claim) == [
+        "**Claim 1.** The map $f$ is injective.", "Proof. Suppose $f(a) = f(b)$.", "Then $a = b$ by the lemma.",
+    ]
+
+
+def test_lists_parentheticals_figures_and_names_stay_inside_their_step():
+    sol = (
+        "Consider the radical axes of the three circles:\n\\begin{itemize}\n\\item The first one is $PQ$.\n"
+        "\\item The second one is $QR$.\n\\end{itemize}\nTherefore the axes meet at $Q$. "
+        "(Note that the circles are distinct. The axes are lines.) "
+        "Figure 4 shows the configuration. Call this point $T$.\n\nNow $T$ has equal powers."
+    )
+    assert split_steps(sol) == [
+        "Consider the radical axes of the three circles:\n\\begin{itemize}\n\\item The first one is $PQ$.\n"
+        "\\item The second one is $QR$.\n\\end{itemize}",
+        "Therefore the axes meet at $Q$. (Note that the circles are distinct. The axes are lines.) "
+        "Figure 4 shows the configuration. Call this point $T$.",
+        "Now $T$ has equal powers.",
+    ]
+
+
+def test_a_hard_wrapped_line_and_notation_set_up_in_a_row_stay_one_step():
+    wrapped = "All powers of $x$ are then congruent modulo\n $g$, so $x + y \\equiv 0$. Hence $g$ divides $x + y$."
+    assert split_steps(wrapped) == [
+        "All powers of $x$ are then congruent modulo\n $g$, so $x + y \\equiv 0$.", "Hence $g$ divides $x + y$.",
+    ]
+    notation = "Let $D$ and $F$ denote the centers. Let $C$ be the point of tangency. Then $DC = 2$ and $FC = 1$."
+    assert split_steps(notation) == ["Let $D$ and $F$ denote the centers. Let $C$ be the point of tangency.", "Then $DC = 2$ and $FC = 1$."]
+
+
+# --- bookkeeping: one small case per family, written for these tests ---------------------------
+
+
+def test_tables_alignment_residue_index_ranges_labels_and_garbled_brackets_are_junk():
+    assert junk_reason(r"\begin{array}{c|c} k & 2^k \\ 1 & 2 \end{array}") == "table"
+    assert junk_reason(r"\begin{array}{cc} k & 2^k \\ 1 & 2 \end{array}") == "table"
+    assert junk_reason(r"12-4 & =8, & & 2^{3} \mid 8") == "alignment_residue"
+    for rng in (r"j=1,\dots,m", r"i = 0, 1, \ldots, n-1", r"1 \le k \le n", r"0 \leq t < N"):
+        assert junk_reason(rng) == "index_range", rng
+    assert junk_reason(r"(\mathrm{ii}^{\prime})") == junk_reason("(*)") == junk_reason("(3)") == "label"
+    assert junk_reason(r"\left.y=90^{\circ}\right)") == "garbled_brackets"
+    for good in (r"\left(\begin{array}{cc} 1 & 2 \\ 3 & 4 \end{array}\right) v = w", r"x \in [0, 1)",
+                 r"y=2,4,\sqrt{7}", r"12 \leq b \leq 19", r"g(x)=\begin{cases} 1 & x>0 \\ 0 & x \le 0\end{cases}"):
+        assert junk_reason(good) is None, good
+
+
+def test_case_labels_hypotheses_definitions_and_quantifier_ranges_are_bookkeeping():
+    def kinds(sol: str, problem: str = "") -> dict[str, str | None]:
+        return {sol[c.start : c.end]: c.junk for c in find_candidates(sol, problem=problem)}
+
+    sol = (
+        r"Case 2: $\deg P = 3$. If $m \equiv 1 \pmod 4$, then $m^2 + 3 \equiv 0 \pmod 4$. "
+        r"Let $s = u + v$ and $t = uv$; then $s^2 - 4t \geq 0$ for all $u \geq 0$. "
+        r"Choose $z \in K$. Since $u + v = 2$, we get $uv = 1$."
+    )
+    got = kinds(sol, problem=r"Find $u$ and $v$.")
+    assert got[r"\deg P = 3"] == "case_label"
+    assert got[r"m \equiv 1 \pmod 4"] == "case_hypothesis" and got[r"m^2 + 3 \equiv 0 \pmod 4"] is None
+    assert got["s = u + v"] == got["t = uv"] == got[r"z \in K"] == "definition"
+    assert got[r"u \geq 0"] == "quantifier_range" and got[r"s^2 - 4t \geq 0"] is None
+    assert got["uv = 1"] is None and got["u + v = 2"] is None
+    more = kinds(
+        r"Consider $B_n := \{z : g(z) = n\}$. Let $T \subseteq B_1$ be finite. The claim is trivial for $n=1$. "
+        r"If we were to have $w=0$, then $g(w) = 7$ would fail. Start by testing $k=4$: then $g(k) = 9$."
+    )
+    assert more[r"B_n := \{z : g(z) = n\}"] == more[r"T \subseteq B_1"] == "definition"
+    assert more["n=1"] == "quantifier_range"
+    table = kinds("The values:\n\n| $k$ | $y$ | $x= \\pm \\sqrt{25-y^{2}}$ |\n|---|---|---|\n\nSo $x^2 + y^2 = 25$.")
+    assert table[r"x= \pm \sqrt{25-y^{2}}"] == "table_cell" and table["x^2 + y^2 = 25"] is None
+    assert more["w=0"] == more["k=4"] == "case_hypothesis" and more["g(k) = 9"] is None
+    # a substitution into a symbol the problem already uses is not new notation
+    assert kinds(r"Let $u = 2w + 1$, so $u^2 = 4w^2 + 4w + 1$.", problem=r"Show $u^2$ is odd.")["u = 2w + 1"] is None
+
+
+def test_connective_text_and_justifications_are_trimmed_from_a_formula():
+    sol = r"We find $$\text{ and } p + q = 10 \quad (\text{since } p = q)$$ and $r s = 12 \text{. }$ here."
+    assert [t for t, _, _ in candidates(sol)] == ["p + q = 10", "r s = 12"]
+
+
+def test_established_results_rank_above_hypotheses_and_theorem_names_rank_first():
+    sol = (
+        r"Suppose $a_1 + a_2 + a_3 = 3 w$. By the Chinese remainder theorem we get "
+        r"$a_1 a_2 a_3 \leq w^3$, which is the claim."
+    )
+    got = texts(sol)
+    assert got == ["Chinese remainder theorem", r"a_1 a_2 a_3 \leq w^3", "a_1 + a_2 + a_3 = 3 w"]
+
+
+def test_the_lexicon_knows_the_standard_named_results_with_aliases():
+    from mrtasks.mathcheck import canonical_theorem
+
+    same = [
+        ("Dirichlet's theorem on primes in arithmetic progressions", "Dirichlet's theorem"),
+        ("LTE", "lifting the exponent lemma"), ("Zsigmondy", "Zsigmondy's theorem"), ("Hölder", "Holder's inequality"),
+        ("Bolzano–Weierstrass theorem", "Bolzano-Weierstrass"), ("rank nullity theorem", "rank-nullity"),
+        ("Sylow's third theorem", "Sylow theorems"), ("Cayley–Hamilton theorem", "Cayley-Hamilton"),
+        ("Newton's sums", "Newton's identities"), ("the power of the point", "power of a point"),
+    ]
+    for a, b in same:
+        assert theorem_names_equal(a, b) is True, (a, b)
+    assert theorem_names_equal("Dirichlet's theorem", "pigeonhole principle") is False  # not the box principle
+    for name in ("Muirhead's inequality", "Schur's inequality", "Ptolemy's theorem", "Stewart's theorem", "Pick's theorem",
+                 "Hensel's lemma", "quadratic reciprocity", "mean value theorem", "Heine-Borel theorem", "Wilson's theorem"):
+        assert canonical_theorem(name), name
+    found = [t for t, k, _ in candidates("By Zsigmondy and LTE, and then Hall's marriage theorem, we are done.") if k == "theorem"]
+    assert found == ["Zsigmondy", "LTE", "Hall's marriage theorem"]

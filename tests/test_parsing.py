@@ -4,16 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mrtasks.rewards.parsing import (
-    answer_region,
-    completion_text,
-    extract_answer,
-    last_boxed,
-    parse_order,
-    split_top_level,
-    strip_wrappers,
-    template_prefills_think,
-)
+from mrtasks.mathcheck import final_box_parts, last_boxed, split_top_level, strip_wrappers
+from mrtasks.rewards.parsing import answer_region, completion_text, extract_answer, parse_order, template_prefills_think
 
 
 def test_completion_text_accepts_strings_and_chat_messages():
@@ -164,8 +156,6 @@ def test_template_prefills_think_on_the_real_chat_templates():
     ],
 )
 def test_final_box_parts(text, parts):
-    from mrtasks.rewards.parsing import final_box_parts
-
     assert final_box_parts(text) == parts
 
 

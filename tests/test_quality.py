@@ -51,6 +51,11 @@ def test_sample_build_has_no_junk_masks_and_no_visible_boxed_answer():
     assert set(q["yields"]) == {"sample"} and q["yields"]["sample"]["read"] == 36
     hist = q["step_reordering"]["all"]["steps_histogram"]
     assert sum(hist.values()) == q["step_reordering"]["all"]["rows"] and 0 <= q["step_reordering"]["all"]["baseline_random"] <= 1
+    assert 0 < q["step_reordering"]["all"]["baseline_dataflow"] <= 1
+    ec = q["error_correction"]["all"]
+    assert ec["error_rows"] == sum(ec["error_types"].values()) > 0
+    assert 0 <= ec["calculator"]["solved"] <= ec["calculator"]["located"] <= 1
+    assert set(ec["calculator_by_type"]) == set(ec["error_types"])
     json.dumps(q)  # goes into build_stats.json
 
 

@@ -31,3 +31,15 @@ def test_accuracy_report_bad_input_is_one_clear_error(tmp_path, capsys):
             accuracy.main([str(path), "--checkers", "mrtasks"])
         assert err.value.code == 2
     assert "bad.jsonl:2: not a JSON object" in capsys.readouterr().err
+
+
+def test_accuracy_report_gives_the_core_figure(tmp_path, capsys):
+    path = tmp_path / "pairs.jsonl"
+    rows = ['{"reference": "1", "prediction": "1", "equal": true, "core": true}',
+            '{"reference": "2", "prediction": "3", "equal": false, "core": true}',
+            '{"reference": "5\\\\%", "prediction": "5", "equal": false, "core": false}']  # fmt: skip
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    accuracy.main([str(path), "--checkers", "mrtasks"])
+    assert "core" in capsys.readouterr().out.split("mrtasks", 1)[1]
+    core = accuracy.main([str(path), "--checkers", "mrtasks", "--core"])["mrtasks"]
+    assert (core.total, core.correct) == (2, 2)

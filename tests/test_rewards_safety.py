@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mrtasks.mathcheck.sandbox import TimedPool, echo_after
 from mrtasks.rewards import get_reward
-from mrtasks.rewards.pool import TimedPool, echo_after
 from mrtasks.tasks import MASKED_THEN_FILL, OUTCOME, STEP_REORDERING
 
 NAMES = ["masked_then_fill", "step_reordering", "outcome", "process", "format"]
@@ -108,8 +108,8 @@ ODD = ["3²", ".", "0x", "1\u00a02", "x⁴+1", "٣", "\u200b", "½", "0x1g", "1e
 
 @pytest.mark.parametrize("odd", ODD)
 def test_expression_tier_raises_only_its_own_error(odd):
-    from mrtasks.rewards import expr
-    from mrtasks.rewards.equivalence import judge_batch, quick_equal
+    from mrtasks.mathcheck import expr, judge_batch
+    from mrtasks.mathcheck.verdict import quick_equal
 
     for pred, ref in [(odd, "2"), ("2", odd), (f"x = {odd}", "x = 2"), (f"[{odd}, 1)", "[0, 1)")]:
         for strip_lhs in (True, False):
@@ -185,7 +185,7 @@ RELATIONAL = st.lists(
 @given(RELATIONAL, RELATIONAL)
 def test_fuzz_unguarded_tiers_never_raise(pred, ref):
     """The in-process tiers themselves (not only the batch guard) decide or abstain, never raise."""
-    from mrtasks.rewards.equivalence import quick_equal
+    from mrtasks.mathcheck.verdict import quick_equal
 
     for strip_lhs in (True, False):
         assert quick_equal(pred, ref, strip_lhs) in (True, False, None)

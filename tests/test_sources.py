@@ -260,3 +260,33 @@ def test_a_hub_source_offline_is_one_line_exit_2(tmp_path):
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith("error: cannot load zwhe99/DeepMath-103K at ") and "from the Hub: " in line
     assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("spec", "words"), [
+    ("sample:limt=5", "unknown option 'limt' (did you mean limit?)"),
+    ("data.jsonl:problme=question", "unknown option 'problme' (did you mean problem?)"),
+    ("gsm8k:data.jsonl:problem=question", "unknown option 'problem'"),  # a preset knows its fields
+    ("deepmath:revison=abc", "unknown option 'revison' (did you mean revision?)"),
+    ("sample:name=a|b", "name='a|b' must be non-empty, without '|'"),
+    ("sample:name=a\nb", "without '|' or control characters"),
+])
+def test_unknown_source_options_and_unsafe_names_are_refused(spec, words):
+    with pytest.raises(SourceError) as err:
+        parse_source(spec)
+    assert words in str(err.value) and "\n" not in str(err.value).replace("a\nb", "")
+
+
+def test_every_documented_option_is_accepted_and_licenses_are_known():
+    spec = parse_source("data.jsonl:problem=q,solution=s,answer=a,id=i,kind=proof,format=think,name=x,limit=3,"
+                        "solutions=2,license=cc-by-4.0")
+    assert (spec.license, spec.limit, spec.solutions, spec.name) == ("cc-by-4.0", 3, 2, "x")
+    assert parse_source("deepmath:revision=abc,limit=2").revision == "abc"
+    assert parse_source("gsm8k:f.jsonl").license == "mit" and parse_source("sample").license == "apache-2.0"
+    assert parse_source("deeptheorem").license is None  # not known: the card says so
+    assert parse_source("f.jsonl").license is None
+
+
+def test_a_0_byte_jsonl_source_is_one_source_error(tmp_path):
+    (tmp_path / "e.jsonl").write_bytes(b"")
+    with pytest.raises(SourceError, match="empty \\(0 bytes\\)"):
+        list(iter_source(parse_source(str(tmp_path / "e.jsonl"))))

@@ -213,3 +213,29 @@ def test_every_task_row_has_features_columns_and_a_reference_that_earns_full_rew
         assert row["prompt"] == spec.prompt(row)
         columns = {k: [v] for k, v in row.items() if k != "prompt"}
         assert get_reward(spec.reward)([spec.reference_answer(row)], **columns) == [1.0], name
+
+
+def test_a_formula_listed_with_its_copies_is_masked_at_every_copy_and_counted_once():
+    sol = r"We show $a^2 = b + 1$ first. Then $c = 2$ and $d = 3$, and by $a^2 = b + 1$ also $e = 5$."
+    first, second = (m.start() for m in re.finditer(re.escape("a^2 = b + 1"), sol))
+    spans = [Formula("a^2 = b + 1", first, first + 11), *math_spans(sol)[1:3], math_spans(sol)[4],
+             Formula("a^2 = b + 1", second, second + 11)]  # the annotator lists the copy after the ranked list
+    t = Trajectory("r", "s", "proof", "p", sol, formulas=spans)
+    with pytest.raises(NotEligible, match="too_few_formulas"):  # 4 distinct formulas, not 5
+        make_masked_then_fill(t, config=MaskedThenFillConfig(num_masks=2, min_formulas=5))
+    row = make_masked_then_fill(t, config=MaskedThenFillConfig(num_masks=2, min_formulas=4))
+    assert row["masks"] == ["a^2 = b + 1", "c = 2", "a^2 = b + 1"]  # both copies hidden, in text order
+    assert "a^2" not in row["masked_solution"] and row["scored"] == [0, 1, 2]
+    once = Trajectory("r", "s", "proof", "p", sol, formulas=spans[:4])  # no copies: as before
+    assert make_masked_then_fill(once, config=MaskedThenFillConfig(num_masks=2, min_formulas=4))["masks"] == ["a^2 = b + 1", "c = 2"]
+
+
+def test_a_step_reordering_prompt_over_the_length_limit_is_a_counted_drop():
+    steps = [f"Step text number {k} " + "x" * 300 for k in range(25)]
+    t = Trajectory("t", "s", "proof", "p", " ".join(steps), steps=steps)
+    with pytest.raises(NotEligible, match="prompt_too_long"):
+        make_step_reordering(t)  # ~8000 characters > 6000 (about 2048 tokens)
+    row = make_step_reordering(t, config=StepReorderingConfig(max_prompt_chars=None))
+    assert len(row["order"]) == 25  # no step cap binds by default
+    short = Trajectory("t", "s", "proof", "p", "x", steps=[f"step {k}" for k in range(45)])
+    assert sum(len(m["content"]) for m in make_step_reordering(short)["prompt"]) <= StepReorderingConfig().max_prompt_chars

@@ -7,6 +7,7 @@ dataset's text (nothing downloaded), and runs both GRPO stages for a few real TR
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -302,18 +303,22 @@ def test_verbose_raises_only_this_projects_loggers():
     assert out.stdout.split() == ["10", "10", "30", "30"], out.stderr
 
 
-def test_gpu_smoke_without_cuda_says_so_and_exits_0(tmp_path):
+def test_gpu_smoke_without_cuda_says_so_exits_0_and_writes_nothing(tmp_path):
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA: the smoke run would really run")
-    report = tmp_path / "gpu-smoke.md"
+    report = tmp_path / "docs" / "gpu-smoke.md"
+    report.parent.mkdir()
+    report.write_text("# the report of a real GPU run\n")
     proc = subprocess.run([sys.executable, "-m", "training.gpu_smoke", "--report", str(report)], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert "No CUDA device here" in proc.stdout
-    text = report.read_text()
-    assert "**Status: not run on a GPU yet.**" in text and "| trl | 1.16.0 |" in text
+    assert "No CUDA device here" in proc.stdout and f"{report} was left as it is" in proc.stdout
+    assert report.read_text() == "# the report of a real GPU run\n"  # a tracked file is not rewritten
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["docs", "gpu-smoke.md"]
+    # the committed report still names what runs (rendered by the same code on a GPU)
+    text = (REPO_ROOT / "docs" / "gpu-smoke.md").read_text()
     assert "--recipe r1-distill-1.5b --stage all" in text and "--backend transformers" in text
     assert str(REPO_ROOT) not in text  # no machine paths in the committed report
 
@@ -488,7 +493,7 @@ def test_two_stage_smoke_run_on_cpu(built_dataset, tmp_path):
 def test_stage1_step_reordering_resumes_from_its_checkpoint(built_dataset, tmp_path):
     """Step-Reordering on a tiny model carrying R1-Distill's real chat template and special tokens:
     the think block is detected from the template and passed to the reward, the recipe's stop token
-    exists, and an interrupted stage resumes from checkpoint-2."""
+    exists, and an interrupted stage resumes from checkpoint-1."""
     from training.tiny_model import build_tiny_model
 
     texts, _ = teaching_examples(built_dataset)
@@ -496,7 +501,8 @@ def test_stage1_step_reordering_resumes_from_its_checkpoint(built_dataset, tmp_p
     out = tmp_path / "run"
     argv = ["--recipe", "r1-distill-1.5b", "--stage", "1", "--task", "step_reordering",
             "--dataset", str(built_dataset), "--output-dir", str(out), f"model_name_or_path={base}",
-            *SMOKE_OVERRIDES, "max_steps=2", "max_completion_length=8"]
+            *SMOKE_OVERRIDES, "max_steps=2", "max_completion_length=8",
+            "rollout_batch_prompts=1", "mini_batch_prompts=1", "save_steps=1"]  # a checkpoint after each step
     assert main(argv) == 0
     stage = out / "stage1_step_reordering"
     assert any("rewards/step_reordering/mean" in r for r in reward_logs(stage))
@@ -506,12 +512,17 @@ def test_stage1_step_reordering_resumes_from_its_checkpoint(built_dataset, tmp_p
     from transformers import AutoTokenizer
 
     assert sem["stop_token_ids"] == [AutoTokenizer.from_pretrained(base).convert_tokens_to_ids("<｜end▁of▁sentence｜>")]
-    # Simulate a crash after the checkpoint: the run is unfinished, then asked for 4 steps.
+    # A finished stage asked for more steps was trained with other settings: refused, nothing changed.
+    summary_bytes = (stage / "training_summary.json").read_bytes()
+    assert main([*argv, "max_steps=4"]) == EXIT_OUTPUT
+    assert (stage / "training_summary.json").read_bytes() == summary_bytes
+    # Simulate a crash after checkpoint-1 of the same run: the stage resumes from it.
     (stage / "training_summary.json").unlink()
-    assert main([*argv, "max_steps=4"]) == 0
+    shutil.rmtree(stage / "checkpoint-2")
+    assert main(argv) == 0
     summary = json.loads((stage / "training_summary.json").read_text())
-    assert summary["resumed_from"] == str(stage / "checkpoint-2")
-    assert summary["global_step"] == 4
+    assert summary["resumed_from"] == str(stage / "checkpoint-1")
+    assert summary["global_step"] == 2
 
 
 # --- everyday errors: one line and a documented exit code ---------------------------------------
@@ -568,7 +579,7 @@ def test_unwritable_output_folder_is_refused_before_any_work(tmp_path, capsys):
     code = main(["--recipe", "qwen2.5-3b", "--stage", "1", "--output-dir", str(blocker / "run"),
                  "model_name_or_path=Qwen/Qwen2.5-3B"])
     assert code == EXIT_OUTPUT
-    assert capsys.readouterr().err.strip().startswith(f"error: output folder {blocker}")
+    assert capsys.readouterr().err.strip() == f"error: --output-dir {blocker / 'run'}: {blocker} is not a folder"
 
 
 def _has_cuda() -> bool:
@@ -616,3 +627,22 @@ def test_tiny_model_cli_writes_a_loadable_chat_model(tmp_path):
     text = tokenizer.apply_chat_template([{"role": "user", "content": "What is $1+1$?"}], tokenize=False, add_generation_prompt=True)
     assert text.endswith("<|im_start|>assistant\n")
     assert tokenizer.decode(tokenizer("\\boxed{2}")["input_ids"]) == "\\boxed{2}"
+
+
+def test_stage_settings_name_what_differs_and_ignore_logging_cadence(tmp_path):
+    from training.run import settings_diff, settings_fingerprint, stage_settings
+
+    base = ["--recipe", "qwen2.5-3b", "--stage", "1"]
+    specs = build_specs("qwen2.5-3b", "1", "masked_then_fill", str(tmp_path / "data"), str(tmp_path), {})
+    a = stage_settings(specs[0][0])
+    for overrides, expected in (
+        ({"learning_rate": "1e-5"}, ["learning_rate: 1e-06 -> 1e-05"]),
+        ({"per_device_train_batch_size": "2"}, ["per_device_train_batch_size: 4 -> 2"]),
+        ({"logging_steps": "7", "report_to": "none", "save_steps": "32"}, []),
+    ):
+        b = stage_settings(build_specs("qwen2.5-3b", "1", "masked_then_fill", str(tmp_path / "data"), str(tmp_path),
+                                       overrides)[0][0])
+        assert settings_diff(a, b) == expected, (base, overrides)
+    assert settings_fingerprint(a) == settings_fingerprint(stage_settings(specs[0][0]))
+    moved = {**a, "dataset": {"path": "elsewhere", "fingerprint": None}}
+    assert settings_diff(a, moved) == [f"dataset: {tmp_path / 'data'} -> elsewhere"]

@@ -9,8 +9,9 @@ with the transformers backend (and vLLM when it imports), and writes a report to
 `docs/gpu-smoke.md`: versions, device, step times, tokens/s, peak memory, rewards, what was skipped
 and why.
 
-Without CUDA it writes a report that says so (with the versions and what would run) and exits 0:
-nothing is pretended.
+Without CUDA it says so in one line and exits 0 without writing anything (the committed report,
+a tracked file, stays as it is): nothing is pretended. `--cpu-check` runs the same steps on a CPU
+to test this command; its report says it is not a GPU run.
 """
 
 from __future__ import annotations
@@ -281,12 +282,29 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _path_problem(option: str, path: Path, folder: bool) -> str | None:
+    """Why `path` cannot be written (a report file, or a work folder), or None."""
+    if folder and path.exists() and not path.is_dir():
+        return f"{option} {path} exists and is not a folder"
+    if not folder and path.is_dir():
+        return f"{option} {path} is a folder; name a file"
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{option} {path}: {ancestor} is not a folder"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"{option} {path} is not writable"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m training.gpu_smoke",
         description="GPU smoke run of training (Stage I then Stage II) and evaluation on tiny models with the real "
-        "chat templates; writes a Markdown report. Without CUDA: says so, writes that report, exits 0.",
-        epilog="exit codes: 0 passed or no CUDA here; 1 a run failed (the report lists it)",
+        "chat templates; writes a Markdown report. Without CUDA: says so and exits 0, writing nothing.",
+        epilog="exit codes: 0 passed, or no CUDA here (nothing written); 1 a run failed (the report lists it); "
+               "2 bad arguments; 4 --report or --work-dir cannot be written; 130 interrupted",
     )
     p.add_argument("--report", default=str(DEFAULT_REPORT), help="where to write the Markdown report")
     p.add_argument("--work-dir", help="keep the models, data and logs here (default: a temporary folder)")
@@ -298,29 +316,46 @@ def main(argv: list[str] | None = None) -> int:
     logger.setLevel(logging.INFO)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
 
+
+def _main(args: argparse.Namespace) -> int:
+    report_path = Path(args.report)
+    device = device_info()
+    if not device["cuda_available"] and not args.cpu_check:
+        print(f"No CUDA device here (torch {versions()['torch']}): the GPU smoke run did not run and {report_path} "
+              "was left as it is; run `make gpu-smoke` on a CUDA machine (or add --cpu-check to test this command "
+              "on the CPU).")
+        return 0
+    problems = [_path_problem("--report", report_path, folder=False)]
+    if args.work_dir:
+        problems.append(_path_problem("--work-dir", Path(args.work_dir), folder=True))
+    problem = next((x for x in problems if x), None)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 4
     report: dict[str, Any] = {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "versions": versions(),
-        "device": device_info(),
+        "device": device,
     }
-    if report["device"]["cuda_available"] or args.cpu_check:
-        cpu = not report["device"]["cuda_available"]
-        report["cpu_check"] = cpu
-        if args.work_dir:
-            work = Path(args.work_dir)
-            work.mkdir(parents=True, exist_ok=True)
-            report["result"] = smoke(work.resolve(), cpu=cpu)
-        else:
-            with tempfile.TemporaryDirectory(prefix="gpu-smoke-") as tmp:
-                report["result"] = smoke(Path(tmp), cpu=cpu)
+    cpu = not device["cuda_available"]
+    report["cpu_check"] = cpu
+    if args.work_dir:
+        work = Path(args.work_dir)
+        work.mkdir(parents=True, exist_ok=True)
+        report["result"] = smoke(work.resolve(), cpu=cpu)
     else:
-        print(f"No CUDA device here (torch {report['versions']['torch']}): the GPU smoke run did not run; "
-              f"writing a report that says so to {args.report}.")
-    Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.report).write_text(render(report))
+        with tempfile.TemporaryDirectory(prefix="gpu-smoke-") as tmp:
+            report["result"] = smoke(Path(tmp), cpu=cpu)
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.write_text(render(report))
     failed = bool(report.get("result", {}).get("failed"))
-    print(f"report: {args.report}" + (" (FAILED runs listed)" if failed else ""))
+    print(f"report: {report_path}" + (" (FAILED runs listed)" if failed else ""))
     return 1 if failed else 0
 
 

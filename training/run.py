@@ -9,9 +9,16 @@ The GRPO baseline is Stage II alone from the base model. Recipes live in `traini
     accelerate launch --config_file training/accelerate/zero2.yaml -m training.run --recipe ... --stage 1
 
 `--stage all` runs each stage in its own process (a colocated vLLM engine, the reference model
-and a DeepSpeed engine are gone when Stage II starts). A stage whose output folder holds
-`training_summary.json` is finished and is skipped; a stage with `checkpoint-*` folders resumes
-from the last one.
+and a DeepSpeed engine are gone when Stage II starts).
+
+Each stage folder is guarded (`mrtasks.output.OwnedFolder`): training writes only into a new or
+empty folder or its own earlier stage (marked `.mrtasks-owner.json`), never into a model folder, a
+dataset build or a folder holding files it did not write, and a lock stops a second run into the
+same stage at once. The stage's resolved settings are stored with a fingerprint in
+`run_settings.json`: a stage whose folder holds `training_summary.json` is finished and is skipped
+only when the settings match; a stage with `checkpoint-*` folders resumes from the last one only
+when they match; otherwise the run stops with one line naming the settings that differ
+(`--overwrite` deletes the stage's own files and trains it again).
 """
 
 from __future__ import annotations
@@ -23,14 +30,17 @@ import importlib.util
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from mrtasks.logs import PROJECT_LOGGERS
+from mrtasks.output import OutputError as FolderRefused
+from mrtasks.output import OwnedFolder, Owner, describe_folder, read_marker
 from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
 from training.config import (
     EXPLICIT_KEYS,
@@ -49,17 +59,50 @@ logger = logging.getLogger("training.run")
 
 SUMMARY_FILE = "training_summary.json"
 REWARD_LOG_FILE = "reward_log.jsonl"
+SETTINGS_FILE = "run_settings.json"
 
-# Exit codes (documented in --help).
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DATA, EXIT_MODEL, EXIT_OUTPUT = 0, 1, 2, 3, 4, 5
+# Exit codes (documented in --help and the README; the build's table is the model).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DATA, EXIT_OUTPUT, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 EXIT_CODES = {
-    EXIT_OK: "success (or nothing left to do)",
-    EXIT_FAILED: "a stage failed while training (its log has the traceback)",
-    EXIT_USAGE: "bad command line or recipe (unknown key, wrong type, batch sizes that do not divide)",
+    EXIT_OK: "success (or nothing left to do: the stage is finished with these settings)",
+    EXIT_FAILED: "unexpected error while training (a bug, or the hardware: the traceback is printed)",
+    EXIT_USAGE: "bad command line or recipe (unknown key, wrong type, batch sizes that do not divide, bf16 without a GPU)",
     EXIT_DATA: "dataset missing, empty or unreadable, or no prompts left after filtering",
+    EXIT_OUTPUT: "output folder refused: not a folder, not writable, a model folder, a dataset build, files training "
+                 "did not write, another run writing into it, or a stage trained with other settings",
     EXIT_MODEL: "model path missing or model/tokenizer not loadable",
-    EXIT_OUTPUT: "output folder cannot be created or written",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGTERM); checkpoints are kept, rerun the same command to resume",
 }
+
+# What a stage folder may hold: TRL's checkpoints and logs, the final model and tokenizer, our logs.
+STAGE_FILES = (
+    "checkpoint-*/", "runs/", "completions/", "config.json", "generation_config.json", "model.safetensors",
+    "model-*.safetensors", "model.safetensors.index.json", "pytorch_model*.bin", "adapter_*", "tokenizer.json",
+    "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt", "added_tokens.json",
+    "chat_template.jinja", "chat_template.json", "tokenizer.model", "training_args.bin", "README.md",
+    "trainer_state.json", "all_results.json", "train_results.json", "eval_results.json",
+    REWARD_LOG_FILE, SUMMARY_FILE, SETTINGS_FILE,
+)
+
+
+def _legacy_stage(folder: Path) -> bool:
+    """A stage written before the owner marker: it holds our logs or TRL's checkpoints."""
+    return (folder / REWARD_LOG_FILE).is_file() or (folder / SUMMARY_FILE).is_file() or any(
+        folder.glob("checkpoint-*/trainer_state.json"))
+
+
+STAGE_OWNER = Owner("training.run", STAGE_FILES, "the stage folder", _legacy_stage)
+# Settings that change where logs and checkpoints go or how often, not what is trained: they may
+# differ between a run and its resume.
+UNCHECKED_SETTINGS = frozenset({
+    "logging_steps", "logging_first_step", "logging_strategy", "logging_dir", "logging_nan_inf_filter",
+    "report_to", "run_name", "project", "trackio_space_id", "save_steps", "save_strategy", "save_total_limit",
+    "push_to_hub", "hub_model_id", "hub_strategy", "hub_token", "hub_private_repo", "output_dir",
+    "overwrite_output_dir", "disable_tqdm", "log_completions", "num_completions_to_print", "log_level",
+    "log_level_replica", "log_on_each_node", "dataloader_num_workers", "dataloader_pin_memory",
+    "dataloader_persistent_workers", "eval_steps", "eval_strategy", "per_device_eval_batch_size",
+    "vllm_gpu_memory_utilization", "wandb_log_unique_prompts",
+})
 
 
 class RunError(Exception):
@@ -82,6 +125,10 @@ class OutputError(RunError):
     code = EXIT_OUTPUT
 
 
+class Interrupted(RunError):
+    code = EXIT_INTERRUPTED
+
+
 class ConfigError(RunError):
     code = EXIT_USAGE
 
@@ -102,14 +149,35 @@ def check_local_path(name: str, what: str, error: type[RunError]) -> None:
         raise error(f"{what} {name} does not exist")
 
 
-def ensure_writable(folder: Path) -> None:
-    """Create `folder` and prove a file can be written there, before anything heavy starts."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
-            pass
-    except OSError as e:
-        raise OutputError(f"output folder {folder} is not writable: {e.strerror or e}") from None
+def is_main_process() -> bool:
+    """The process that checks, locks and marks the output (rank 0; every process without a launcher)."""
+    return os.environ.get("RANK", "0") == "0"
+
+
+def check_root(root: Path) -> None:
+    """The run's root folder holds stage folders: it must be a folder, and never a model folder, a
+    dataset build or another command's output (stage folders would land inside them)."""
+    if root.exists() and not root.is_dir():
+        raise OutputError(f"--output-dir {root} exists and is not a folder")
+    what = describe_folder(root) if root.is_dir() else None
+    if what and what != "the output of training.run":
+        raise OutputError(f"--output-dir {root} is {what}; choose another --output-dir")
+    ancestor = root.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise OutputError(f"--output-dir {root}: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise OutputError(f"--output-dir {root} is not writable ({ancestor})")
+
+
+def _nothing_trained(folder: Path) -> bool:
+    return not (folder / SUMMARY_FILE).exists() and not any(folder.glob("checkpoint-*"))
+
+
+def stage_folder(out: Path) -> OwnedFolder:
+    """The guard of one stage folder; a folder this run created goes again if it fails before a checkpoint."""
+    return OwnedFolder(out, STAGE_OWNER, discard_on_error=_nothing_trained)
 
 
 # --- data ----------------------------------------------------------------------------------------
@@ -329,6 +397,12 @@ def check_save_steps(grpo: dict[str, Any], n_procs: int) -> None:
         )
 
 
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def choose_vllm(setting: str) -> bool:
     """`auto`: vLLM when installed and a CUDA device is present; otherwise transformers generation."""
     if setting == "auto":
@@ -426,15 +500,128 @@ def load_tokenizer(run: RunConfig) -> Any:
         raise ModelError(f"cannot load the tokenizer of {run.model_name_or_path}: {_first_line(e)}") from None
 
 
-def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
+def stage_settings(spec: StageSpec) -> dict[str, Any]:
+    """What decides a stage's result: our recipe keys, the GRPOConfig keys the recipe and overrides
+    set (before the batch mapping, which follows from them), the data and the starting model."""
+    run = spec.run
+    data_fp = None
+    stats = Path(run.dataset) / "build_stats.json"
+    if read_marker(Path(run.dataset)) is not None:
+        try:
+            data_fp = json.loads(stats.read_text()).get("fingerprint")
+        except (OSError, ValueError):
+            data_fp = None
+    init_weights = None
+    try:
+        init_weights = json.loads((Path(run.model_name_or_path) / SUMMARY_FILE).read_text()).get("final_weights_sha256")
+    except (OSError, ValueError):
+        pass
+    ours = {k: v for k, v in dataclasses.asdict(run).items() if k not in ("dataset", "model_name_or_path")}
+    return {
+        "run": ours,
+        "grpo": {k: v for k, v in sorted(spec.grpo.items()) if k not in UNCHECKED_SETTINGS},
+        "dataset": {"path": run.dataset, "fingerprint": data_fp},
+        "init_model": {"path": run.model_name_or_path, "weights_sha256": init_weights},
+    }
+
+
+def settings_fingerprint(settings: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def settings_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """`key: old -> new` for every setting that differs (the data and the starting model by content
+    when both runs recorded it, else by path)."""
+    diffs = []
+    for section in ("run", "grpo"):
+        a, b = old.get(section) or {}, new.get(section) or {}
+        for key in sorted(set(a) | set(b)):
+            if key in UNCHECKED_SETTINGS:
+                continue
+            if json.dumps(a.get(key), default=str) != json.dumps(b.get(key), default=str):
+                diffs.append(f"{key}: {a.get(key, '(recipe default)')!r} -> {b.get(key, '(recipe default)')!r}")
+    for section, content in (("dataset", "fingerprint"), ("init_model", "weights_sha256")):
+        a, b = old.get(section) or {}, new.get(section) or {}
+        if a.get(content) and b.get(content):
+            if a[content] != b[content]:
+                diffs.append(f"{section}: {a.get('path')} ({a[content][:12]}) -> {b.get('path')} ({b[content][:12]})")
+        elif a.get("path") != b.get("path"):
+            diffs.append(f"{section}: {a.get('path')} -> {b.get('path')}")
+    return diffs
+
+
+def check_stage_settings(spec: StageSpec, output_dir: Path) -> dict[str, Any] | None:
+    """Compare the requested settings with what the stage folder was trained with. Returns the
+    finished stage's summary when it can be skipped, None when it must (re)train; a stage trained
+    with other settings is an `OutputError` naming them and what to do."""
+    settings = stage_settings(spec)
+    summary_path, settings_path = output_dir / SUMMARY_FILE, output_dir / SETTINGS_FILE
+    finished = summary_path.is_file()
+    started = finished or last_checkpoint(output_dir) is not None
+    if not started:
+        return None
+    recorded = None
+    try:
+        recorded = json.loads(settings_path.read_text()).get("settings")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    state = "finished" if finished else f"interrupted at {Path(last_checkpoint(output_dir) or '').name}"
+    if recorded is None and finished:  # a stage from before run_settings.json: compare what its summary kept
+        try:
+            old_run = json.loads(summary_path.read_text()).get("run_config") or {}
+        except (OSError, ValueError):
+            old_run = {}
+        recorded = {"run": {k: v for k, v in old_run.items() if k not in ("dataset", "model_name_or_path")},
+                    "dataset": {"path": old_run.get("dataset")}, "init_model": {"path": old_run.get("model_name_or_path")}}
+        settings = {**settings, "grpo": {}}
+        logger.warning("%s has no %s (an older run): only its recipe keys are compared", output_dir, SETTINGS_FILE)
+    elif recorded is None:
+        logger.warning("%s has no %s (an older run): resuming without checking its settings", output_dir, SETTINGS_FILE)
+        return None
+    diffs = settings_diff(recorded, settings)
+    if diffs:
+        shown = "; ".join(diffs[:4]) + (f"; and {len(diffs) - 4} more" if len(diffs) > 4 else "")
+        raise OutputError(
+            f"{output_dir} ({state}) was trained with other settings ({shown}); rerun with the same settings, "
+            f"add --overwrite to train this stage again from the start, or choose another --output-dir"
+        )
+    if finished:
+        return json.loads(summary_path.read_text())
+    return None
+
+
+def write_settings(spec: StageSpec, output_dir: Path) -> None:
+    settings = stage_settings(spec)
+    record = {"fingerprint": settings_fingerprint(settings), "settings": settings}
+    (output_dir / SETTINGS_FILE).write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def run_stage(spec: StageSpec, output_dir: Path, overwrite: bool = False) -> dict[str, Any]:
+    """Train one stage into its guarded folder (resuming from its checkpoints when the settings match)."""
+    if not is_main_process():  # the main process checks, locks and marks the folder for all of them
+        return _run_stage(spec, output_dir)
+    try:
+        with stage_folder(output_dir) as folder:
+            if overwrite:
+                folder.remove_own()
+            return _run_stage(spec, output_dir)
+    except FolderRefused as e:
+        raise OutputError(str(e)) from None
+
+
+def _run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
     """Train one stage into `output_dir` (resuming if it has checkpoints) and save the final model there."""
     from trl import GRPOConfig, GRPOTrainer
 
     run = spec.run
     summary_path = output_dir / SUMMARY_FILE
-    if summary_path.is_file():
-        logger.info("%s is finished (%s exists): skipping", output_dir, SUMMARY_FILE)
-        return json.loads(summary_path.read_text())
+    finished = check_stage_settings(spec, output_dir)
+    if finished is not None:
+        logger.info("%s is finished with these settings (%s): skipping", output_dir, SUMMARY_FILE)
+        return finished
+    if spec.grpo.get("bf16") and not _cuda():
+        raise ConfigError(f"{spec.source}: bf16=true needs a GPU and this machine has no CUDA device; on a CPU pass "
+                          "bf16=false (and keep dtype=float32)")
 
     grpo = paper_batch_to_trl(run, spec.grpo, world_size())
     use_vllm = choose_vllm(run.generation)
@@ -481,7 +668,8 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         args.per_device_train_batch_size, world_size(),
     )
     logger.info("objective and sampling: %s", json.dumps(sem, default=str))
-    output_dir.mkdir(parents=True, exist_ok=True)
+    if is_main_process():
+        write_settings(spec, output_dir)
     trainer = GRPOTrainer(
         model=run.model_name_or_path,
         reward_funcs=reward_funcs,
@@ -496,7 +684,13 @@ def run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
     if resume:
         logger.info("resuming from %s", resume)
     start = time.time()
-    result = trainer.train(resume_from_checkpoint=resume)
+    try:
+        result = trainer.train(resume_from_checkpoint=resume)
+    except KeyboardInterrupt:
+        saved = last_checkpoint(output_dir)
+        where = f"{Path(saved).name} is saved in {output_dir}" if saved else f"no checkpoint was saved yet in {output_dir}"
+        raise Interrupted(f"interrupted at step {trainer.state.global_step}; {where}: rerun the same command to "
+                          "resume") from None
     trainer.save_model(str(output_dir))
 
     summary = {
@@ -627,6 +821,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="root folder for this run's stages (default outputs/<recipe>); each stage writes "
         "<root>/stage1_<task>, <root>/stage2_<task> or <root>/grpo_baseline",
     )
+    p.add_argument("--overwrite", action="store_true",
+                   help="delete what training wrote in each stage's folder (checkpoints, model, logs; never other "
+                        "files) and train it again from the start, e.g. after changing a setting")
     p.add_argument("--dry-run", action="store_true",
                    help="resolve and type-check the recipes, build each GRPOConfig, print them, exit")
     p.add_argument("--list-recipes", action="store_true", help="list the bundled recipes and exit")
@@ -666,6 +863,8 @@ def _child_argv(args: argparse.Namespace, stage: str, task: str, overrides: list
         argv += ["--dataset", args.dataset]
     if args.verbose:
         argv.append("-v")
+    if args.overwrite:
+        argv.append("--overwrite")
     return argv + overrides
 
 
@@ -685,6 +884,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    if args.overwrite and under_launcher():
+        print("error: --overwrite is not available under a launcher (accelerate launch, torchrun): delete the stage "
+              "folder or choose another --output-dir", file=sys.stderr)
+        return EXIT_USAGE
     if args.dry_run:
         try:
             for spec, out in specs:
@@ -695,12 +898,17 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         return EXIT_OK
     try:
+        if is_main_process():
+            check_root(output_root(args.recipe, args.output_dir))
+            for _, out in specs:
+                stage_folder(out).check()  # a folder training must not write into is refused before any work
         first = specs[0][0].run
         if first.stage == 1 or args.stage == "baseline":
             check_local_path(first.model_name_or_path, "model path", ModelError)
         check_local_path(first.dataset, "dataset folder", DataError)
-        for _, out in specs:
-            ensure_writable(out.parent)
+    except FolderRefused as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_OUTPUT
     except RunError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.code
@@ -715,19 +923,63 @@ def main(argv: list[str] | None = None) -> int:
             stage = "1" if spec.run.stage == 1 else "2"
             extra = args.overrides if i == 0 else child_overrides
             logger.info("stage %s in its own process -> %s", stage, out)
-            code = subprocess.call(_child_argv(args, stage, task, extra))
+            code = run_child(_child_argv(args, stage, task, extra))
             if code != EXIT_OK:
-                logger.error("stage %s exited with %d", stage, code)
-                return code
+                return code  # the stage's own process printed why, as its last line
         return EXIT_OK
     spec, out = specs[0]
+    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
     try:
-        summary = run_stage(spec, out)
+        summary = run_stage(spec, out, overwrite=args.overwrite)
     except RunError as e:
+        close_progress_bars()
         print(f"error: {e}", file=sys.stderr)
         return e.code
+    except KeyboardInterrupt:
+        close_progress_bars()
+        print(f"error: interrupted before training started; {out} keeps what it held: rerun the same command",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     logger.info("stage %s done: %s (global_step %s)", spec.run.stage, out, summary.get("global_step"))
     return EXIT_OK
+
+
+def close_progress_bars() -> None:
+    """Close the progress bars an interrupted trainer left open: else they redraw at exit, after the
+    error line, which must stay the last line."""
+    try:
+        from tqdm.std import tqdm
+    except ImportError:
+        return
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends a stage like Ctrl-C: its checkpoints stay, a rerun resumes
+
+
+def run_child(argv: list[str]) -> int:
+    """Run one stage in its own process and return its exit code. Ctrl-C reaches the child (same
+    process group), which reports it; this process only waits, and passes SIGTERM on."""
+    proc = subprocess.Popen(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread:
+        old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        old_term = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
+    try:
+        code = proc.wait()
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGTERM, old_term)
+    if code < 0:  # killed by a signal before it could say anything
+        print(f"error: the stage's process was killed by signal {-code}", file=sys.stderr)
+        return EXIT_INTERRUPTED if -code in (signal.SIGINT, signal.SIGTERM) else EXIT_FAILED
+    return code
 
 
 if __name__ == "__main__":

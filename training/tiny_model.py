@@ -204,12 +204,22 @@ def _texts(dataset: str | None) -> Iterator[str]:
                     yield message["content"]
 
 
+# What `python -m training.tiny_model OUT` writes (the guard replaces these and never anything else).
+TINY_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+              "special_tokens_map.json", "chat_template.jinja", "vocab.json", "merges.txt", "added_tokens.json")
+
+
 def main(argv: list[str] | None = None) -> int:
+    from mrtasks.output import OutputError, OwnedFolder, Owner
+
     p = argparse.ArgumentParser(
         prog="python -m training.tiny_model",
         description="Save a tiny random Qwen2 chat model and its BPE tokenizer to OUT (offline, CPU; for smoke runs).",
+        epilog="OUT must be new, empty or a folder this command wrote (its files are replaced); any other folder "
+               "(a real model, someone's files) is refused. Exit codes: 0 written; 2 bad arguments or an unreadable "
+               "--dataset; 4 OUT refused; 130 interrupted",
     )
-    p.add_argument("out", help="folder to write (created; files in it are replaced)")
+    p.add_argument("out", help="folder to write: new, empty, or a tiny model written here before (replaced)")
     p.add_argument("--dataset", help="a build folder whose prompts train the tokenizer (default: the bundled sample)")
     p.add_argument("--family", choices=sorted(FAMILIES), help="use that paper model's chat template and special tokens")
     p.add_argument("--vocab-size", type=int, default=1024)
@@ -218,11 +228,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.dataset and not Path(args.dataset).is_dir():
+        print(f"error: --dataset {args.dataset}: no such folder (a build of `python -m mrtasks.build`)", file=sys.stderr)
+        return 2
+    folder = OwnedFolder(args.out, Owner("training.tiny_model", TINY_FILES, "OUT"), discard_on_error=lambda _: True)
     try:
-        out = build_tiny_model(args.out, _texts(args.dataset), vocab_size=args.vocab_size, hidden_size=args.hidden_size,
-                               num_layers=args.layers, seed=args.seed, family=args.family)
-    except (OSError, ValueError) as e:
+        with folder:
+            folder.remove_own()
+            out = build_tiny_model(args.out, _texts(args.dataset), vocab_size=args.vocab_size,
+                                   hidden_size=args.hidden_size, num_layers=args.layers, seed=args.seed,
+                                   family=args.family)
+    except OutputError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 4
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except (OSError, ValueError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        print(f"error: {first}", file=sys.stderr)
         return 2
     logging.getLogger(__name__).info("tiny model written to %s", out)
     return 0

@@ -4,7 +4,10 @@ The fixture (`tests/data/annotator_gold.jsonl`) holds, for solutions of ../share
 (referenced by id; the text is read from the corpora, never copied), the key formulas and theorem
 names a careful annotator following the paper's Appendix A picks, ranked, and the start of each
 step. The labels were written and committed before the ranking was tuned; rows marked `heldout`
-were never looked at while tuning and are reported separately.
+were never looked at while tuning and are reported separately. A fixture whose texts live in
+other local files is read with `--source SPEC` (the build's source syntax, repeatable) instead of
+`--corpora`; `tests/data/ANNOTATOR_GOLD.md` says how to recreate them. `--by kind|source` adds
+figures per group.
 
 Figures (micro-averaged over rows):
 - top-7 precision: the share of the annotator's first 7 formulas that are gold formulas;
@@ -25,20 +28,25 @@ import hashlib
 import json
 import logging
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mrtasks.curate.base import Drop
-from mrtasks.curate.heuristic import HeuristicAnnotator, theorem_names_equal
+from mrtasks.curate.heuristic import HeuristicAnnotator
 from mrtasks.jsonl import read_jsonl
+from mrtasks.mathcheck import theorem_names_equal
 from mrtasks.trajectory import Trajectory
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "annotator_gold.jsonl"
-DEFAULT_CORPORA = Path("..") / "shared" / "data" / "corpora"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_FIXTURE = REPO_ROOT / "tests" / "data" / "annotator_gold.jsonl"
+# ../shared/data/corpora beside the checkout, wherever the command is run from.
+DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "data" / "corpora"
+FIXTURE_KEYS = ("id", "split", "formulas", "steps", "solution_sha256")
 TOP_K = 7
 
 _NOISE = re.compile(r"\\(?:left|right|displaystyle|[,;:! ]|quad|qquad)(?![A-Za-z])|[\s$&~]")
@@ -131,14 +139,29 @@ class Tally:
         }
 
 
-def load_fixture(fixture: Path, corpora: Path) -> list[tuple[dict[str, Any], Trajectory]]:
-    """The fixture rows with their trajectories read from the corpora (checked by hash)."""
+def load_fixture(
+    fixture: Path, corpora: Path, sources: list[str] | None = None
+) -> list[tuple[dict[str, Any], Trajectory]]:
+    """The fixture rows with their trajectories read from the corpora, or from `sources` (source
+    specs) when given; each text is checked against the row's hash."""
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 
-    rows = read_jsonl(fixture)
+    if not fixture.is_file():
+        raise ValueError(f"--fixture {fixture}: no such file")
+    rows = read_jsonl(fixture)  # a bad line is a JSONLError (a ValueError) naming it
+    if not rows:
+        raise ValueError(f"--fixture {fixture}: no labelled rows (an empty file?)")
+    for n, r in enumerate(rows, 1):
+        missing = [k for k in FIXTURE_KEYS if k not in r]
+        if missing or r.get("split") not in ("tune", "heldout"):
+            raise ValueError(f"{fixture}: row {n} needs {', '.join(FIXTURE_KEYS)} with split tune or heldout")
+    if not sources and not corpora.is_dir():
+        raise ValueError(f"--corpora {corpora}: no such folder (the shared corpora, ../shared/data/corpora beside "
+                         "the checkout; pass --corpora DIR)")
     want = {r["id"] for r in rows}
     found: dict[str, Trajectory] = {}
-    for spec in expand_specs([parse_source(f"corpora:{corpora}")]):
+    where = ", ".join(sources) if sources else str(corpora)
+    for spec in expand_specs([parse_source(s) for s in sources or [f"corpora:{corpora}"]]):
         for t in iter_source(spec):
             if not isinstance(t, Drop) and t.id in want:
                 found[t.id] = t
@@ -146,7 +169,7 @@ def load_fixture(fixture: Path, corpora: Path) -> list[tuple[dict[str, Any], Tra
     for r in rows:
         t = found.get(r["id"])
         if t is None:
-            raise ValueError(f"fixture id {r['id']} not found in {corpora}")
+            raise ValueError(f"fixture id {r['id']} not found in {where} (a truncated or other corpus file?)")
         if hashlib.sha256(t.solution.encode()).hexdigest()[:16] != r["solution_sha256"]:
             raise ValueError(f"the solution of {r['id']} changed since it was labelled")
         out.append((r, t))
@@ -189,24 +212,46 @@ def evaluate(
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0],
+        epilog="exit codes: 0 the figures were printed; 2 bad arguments, or a fixture or corpora folder that is "
+               "missing, malformed or does not hold the labelled solutions; 130 interrupted",
+    )
     p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE, help="labelled JSONL (default: the bundled fixture)")
-    p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help=f"corpora folder (default: {DEFAULT_CORPORA})")
+    p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA,
+                   help="corpora folder (default: ../shared/data/corpora beside the checkout)")
+    p.add_argument("--source", action="append", metavar="SPEC",
+                   help="read the solutions from this source instead of --corpora (build syntax, e.g. "
+                   "FILE.jsonl:kind=kind,id=id,name=external; repeatable)")
+    p.add_argument("--by", choices=("kind", "source"), help="also report the figures per fixture kind or source")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--misses", action="store_true", help="also list the top-7 formulas that are not gold")
     args = p.parse_args(argv)
-    items = load_fixture(args.fixture, args.corpora)
-    annotator = HeuristicAnnotator()
-    tallies = evaluate(items, annotator.annotate_one)
-    figures = {name: t.figures() for name, t in tallies.items()}
+    from mrtasks.curate.sources import SourceError
+
+    try:
+        items = load_fixture(args.fixture, args.corpora, args.source)
+    except (ValueError, SourceError) as e:  # a missing row, a changed text, a bad spec: one line, not a traceback
+        p.error(str(e))
+    try:
+        annotator = HeuristicAnnotator()
+        tallies = evaluate(items, annotator.annotate_one)
+        figures = {name: t.figures() for name, t in tallies.items()}
+        for group in sorted({gold[args.by] for gold, _ in items}) if args.by else []:
+            part = [(gold, traj) for gold, traj in items if gold[args.by] == group]
+            figures |= {f"{group}/{name}": t.figures() for name, t in evaluate(part, annotator.annotate_one).items() if t.rows}
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
         print(f"heuristic annotator vs {args.fixture.name} ({len(items)} solutions)")
         cols = list(figures["all"])
-        print(f"  {'split':8}" + "".join(f"{c:>22}" for c in cols))
+        width = max(8, *map(len, figures))
+        print(f"  {'split':{width}}" + "".join(f"{c:>22}" for c in cols))
         for name, f in figures.items():
-            print(f"  {name:8}" + "".join(f"{f[c]:>22}" for c in cols))
+            print(f"  {name:{width}}" + "".join(f"{f[c]:>22}" for c in cols))
     if args.misses:
         for m in tallies["all"].misses:
             print(f"  not gold: {m['id']}: {m['wrong'][:100]!r}")

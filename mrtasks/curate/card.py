@@ -1,4 +1,10 @@
-"""The dataset card: HF metadata (YAML) plus the build's figures, rendered from `cards/`."""
+"""The dataset card: HF metadata (YAML) plus the build's figures, rendered from `cards/`.
+
+Besides the figures, the card documents every column of every config (`COLUMN_DOCS`: a test
+fails when a task adds a column without a description), gives each source's license next to the
+YAML `license:` that sums them up, and marks the first non-empty config as the default, so
+`load_dataset(repo)` works without naming a config.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +37,96 @@ def data_files(config: str, counts: dict[str, int]) -> list[dict[str, str]]:
     return [{"split": s, "path": f"data/{config}/{s}-*.parquet"} for s in SPLITS if counts.get(s)]
 
 
+# What each column holds, by column (and by (config, column) where a config gives it another meaning).
+COLUMN_DOCS: dict[str | tuple[str, str], str] = {
+    "id": "Row id, `<source>/<problem id>` (with `#k` for the k-th solution of one problem). No problem id "
+          "appears in two splits of any config.",
+    "task": "The task: the config name, the reward name, and what `get_reward(\"process\")` dispatches on.",
+    "source": "The source label (`--source ...:name=`, else the preset or file name).",
+    "kind": "`proof` or `computation` (only computations have an `outcome` row).",
+    "problem": "The problem statement, as the source gives it.",
+    "solution": "The reference solution (the source's, after its preset's cleaning, or refined with `--refine`).",
+    "masked_solution": "The solution with each masked formula replaced by `<formula_masked>` (its math delimiters "
+                       "kept); this is what the prompt shows.",
+    "masks": "The masked formulas, in the order they appear (a formula the solution writes more than once is masked "
+             "at every copy, so a text can repeat); the reference answer is `\\boxed{m1; m2; ...}`.",
+    "scored": "0-based positions in `masks` that the reward scores (the paper's h); all of them unless the build "
+              "set `--num-scored`.",
+    ("step_reordering", "steps"): "The solution's steps in their reference order (no step cap by default; rows whose "
+                                  "prompt exceeds the build's `--max-prompt-chars` are left out).",
+    "shuffled_steps": "The same steps as the prompt shows them (`Step 0`, `Step 1`, ...): a seeded shuffle, never "
+                      "the identity.",
+    "order": "The shown step numbers in the reference order: `steps[i] == shuffled_steps[order[i]]`; the reference "
+             "answer is `\\boxed{order}`.",
+    ("error_correction", "steps"): "The steps as the prompt shows them (`Step 0`, `Step 1`, ...), with the corrupted "
+                                   "formula in step `error_step` when there is one.",
+    "error_step": "The index of the corrupted step, or `-1` when no step was changed (the answer is then "
+                  "`\\boxed{none}`).",
+    "original": "The formula (or theorem name) before the edit; empty when `error_step = -1`.",
+    "corrupted": "The formula as shown in step `error_step` (one edit the checker decided is not equivalent); "
+                 "empty when `error_step = -1`.",
+    "error_type": "The edit: `number`, `sign`, `operator`, `relation` or `theorem`; empty when `error_step = -1`.",
+    "answer": "The final answer (the source's, else the solution's last `\\boxed{}`), checked by the `outcome` "
+              "reward.",
+    ("trajectories", "answer"): "The final answer when the source has one (empty for most proofs).",
+    "formulas": "The annotated formulas, ranked by importance: `text` and its `start`/`end` character offsets in "
+                "`solution`; a formula written more than once appears once per copy (copies after the ranked ones).",
+    ("trajectories", "steps"): "The solution split into steps, in order.",
+    "prompt": "The chat messages (system + user) with the paper's prompt for this task.",
+}
+
+
+def config_features(config: str) -> Any:
+    """The `datasets.Features` of a config (a registered task, or `trajectories`)."""
+    from mrtasks.tasks import get_task
+    from mrtasks.trajectory import TRAJECTORIES, trajectory_features
+
+    return trajectory_features() if config == TRAJECTORIES else get_task(config).features()
+
+
+def column_doc(config: str, column: str) -> str:
+    doc = COLUMN_DOCS.get((config, column)) or COLUMN_DOCS.get(column)
+    if doc is None:
+        raise KeyError(f"column {column!r} of config {config!r} has no description in mrtasks.curate.card.COLUMN_DOCS")
+    return doc
+
+
+def _type_name(feature: Any) -> str:
+    if isinstance(feature, list):
+        return f"list[{_type_name(feature[0])}]" if feature else "list"
+    if hasattr(feature, "feature"):  # datasets.List / Sequence
+        return f"list[{_type_name(feature.feature)}]"
+    if isinstance(feature, dict):
+        return "{" + ", ".join(f"{k}: {_type_name(v)}" for k, v in feature.items()) + "}"
+    return str(getattr(feature, "dtype", type(feature).__name__))
+
+
+def column_dictionary(configs: tuple[str, ...] = CONFIGS) -> str:
+    """One table per config: every column, its type and what it holds."""
+    parts = []
+    for config in configs:
+        features = config_features(config)
+        rows = [[f"`{name}`", f"`{_type_name(feature)}`", column_doc(config, name)] for name, feature in features.items()]
+        parts.append(f"**`{config}`**\n\n" + _table(["column", "type", "meaning"], rows))
+    return "\n\n".join(parts)
+
+
+def default_config(result: PipelineResult) -> str | None:
+    """The config `load_dataset(repo)` loads without a name: the first one with rows."""
+    counts = result.counts()
+    return next((c for c in CONFIGS if any(counts[c].values())), None)
+
+
+def license_metadata(sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """The YAML license fields that sum up the sources' licenses: one id, a list of ids, or `other`
+    when some source's license is not known."""
+    known = sorted({s["license"] for s in sources if s.get("license")})
+    if not known or any(not s.get("license") for s in sources):
+        return {"license": "other", "license_name": "per-source",
+                "license_details": "Each source keeps its own license; some are not known: see the card's Sources table."}
+    return {"license": known[0] if len(known) == 1 else known}
+
+
 def metadata(result: PipelineResult, fingerprint: str) -> dict[str, Any]:
     """The card's YAML header: license, tasks, tags, size and the `configs:` file mapping.
 
@@ -40,26 +136,43 @@ def metadata(result: PipelineResult, fingerprint: str) -> dict[str, Any]:
     """
     counts = result.counts()
     total = sum(n for splits in counts.values() for n in splits.values())
+    default = default_config(result)
     return {
-        "license": "apache-2.0",
+        **license_metadata(result.sources),
         "language": ["en"],
         "pretty_name": "mr-rlvr tasks",
         "task_categories": ["text-generation", "reinforcement-learning"],
         "tags": ["math", "reasoning", "rlvr", "grpo", "self-supervised", "process-reward"],
         "size_categories": [size_category(total)],
         "configs": [
-            {"config_name": c, "description": f"mr-rlvr {c}, build {fingerprint[:16]}", "data_files": data_files(c, counts[c])}
+            {"config_name": c, "description": f"mr-rlvr {c}, build {fingerprint[:16]}", "data_files": data_files(c, counts[c]),
+             **({"default": True} if c == default else {})}
             for c in CONFIGS
             if any(counts[c].values())
         ],
     }
 
 
+def _cell(value: Any) -> str:
+    """A Markdown table cell: a `|` or a line break in a value (a source name, a drop reason) would
+    break the row."""
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
 def _table(header: list[str], rows: list[list[Any]]) -> str:
     if not rows:
         return "(none)"
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def empty_section(empty: dict[str, str]) -> str:
+    """Which configs this corpus cannot feed and why (a proof-only corpus has no `outcome` rows)."""
+    if not empty:
+        return "Every config has rows."
+    lines = ["This corpus cannot feed every config; these have no rows (and no files):", ""]
+    lines += [f"- `{c}`: {why}" for c, why in empty.items()]
     return "\n".join(lines)
 
 
@@ -74,6 +187,16 @@ def tasks_table() -> str:
     corpus = "The curated corpus: problem, solution, ranked formulas, steps (re-derive tasks, e.g. per-epoch resampling)."
     rows.append(["`trajectories`", "", corpus, ""])
     return _table(["config", "stage", "what it is", "task columns"], rows)
+
+
+def _license_line(sources: list[dict[str, Any]]) -> str:
+    meta = license_metadata(sources)
+    if meta["license"] == "other":
+        unknown = ", ".join(s["name"] for s in sources if not s.get("license"))
+        return (f"`license: other`: the license of {unknown} is not known to this build (pass `license=ID` in its "
+                "`--source` spec when you know it); check each source's own card before you redistribute.")
+    ids = meta["license"] if isinstance(meta["license"], list) else [meta["license"]]
+    return f"`license: {', '.join(ids)}`: the licenses of the sources above, each row keeping its source's."
 
 
 def render_card(
@@ -95,6 +218,7 @@ def render_card(
         ),
         "tasks_table": tasks_table(),
         "counts_table": _table(["config", *SPLITS], [[c, *(counts[c][s] for s in SPLITS)] for c in CONFIGS]),
+        "empty_configs": empty_section(result.empty_configs()),
         "breakdown_table": _table(
             ["config", "split", "source", "kind", "rows"], [list(r.values()) for r in result.breakdown()]
         ),
@@ -103,9 +227,13 @@ def render_card(
             [[stage, reason, n] for stage, reasons in result.drops_by_stage().items() for reason, n in reasons.items()],
         ),
         "sources_table": _table(
-            ["source", "preset", "revision", "rows read", "kept"],
-            [[s["name"], s["preset"], f"`{s['revision']}`", s["rows"], s["kept"]] for s in result.sources],
+            ["source", "preset", "revision", "license", "rows read", "kept"],
+            [[s["name"], s["preset"], f"`{s['revision']}`", s.get("license") or "unknown (see the source's own card)",
+              s["rows"], s["kept"]] for s in result.sources],
         ),
+        "license": _license_line(result.sources),
+        "columns": column_dictionary(),
+        "default_config": default_config(result) or "(none)",
         "parameters": json.dumps(parameters, indent=2, sort_keys=True),
         "quality_tables": quality_section(result.quality),
         "reward_audit": card_section(result.rows),  # mrtasks.rewards.audit

@@ -79,8 +79,8 @@ _SIZED = re.compile(r"\\(?:left|right)(?![a-zA-Z])\s*(?:[()\[\]|./<>]|\\[{}|]|\\
 
 def reads_back(text: str) -> bool:
     """Does the formula, written in the answer format `\\boxed{...; text; ...}`, read back as itself?"""
+    from mrtasks.mathcheck import strip_wrappers
     from mrtasks.rewards.mask_fill import parse_fills
-    from mrtasks.rewards.parsing import strip_wrappers
 
     return parse_fills(f"\\boxed{{0; {text}; 0}}") == ["0", strip_wrappers(text), "0"]
 
@@ -88,7 +88,7 @@ def reads_back(text: str) -> bool:
 def has_top_level_separator(text: str, sep: str = ";") -> bool:
     """Does `text` hold `sep` outside every bracket (and not as the spacing command `\\;`)?
     The answer format's own split (`split_top_level`) would cut it there."""
-    from mrtasks.rewards.parsing import split_top_level
+    from mrtasks.mathcheck import split_top_level
 
     return len(split_top_level(text, sep)) > 1
 

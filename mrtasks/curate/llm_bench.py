@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -103,11 +105,24 @@ def format_table(rows: list[BenchRow], latency: float, n: int) -> str:
     return "\n".join(lines)
 
 
+def _json_target_problem(path: Path) -> str | None:
+    """Why --json cannot be written (checked before the bench runs), or None."""
+    if path.is_dir():
+        return f"--json {path} is a folder; name a file"
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return f"--json {path}: the folder {parent} does not exist"
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"--json {path} is not writable"
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m mrtasks.curate.llm_bench",
         description="Call rate of the llm annotator at several concurrencies, against a local server "
         "with simulated latency (no network, no API key).",
+        epilog="exit codes: 0 the table was printed; 2 bad arguments; 4 --json cannot be written; 130 interrupted",
     )
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the server waits per call (default 0.2)")
     parser.add_argument(
@@ -116,13 +131,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trajectories", type=int, default=32, help="trajectories per run, 2 calls each (default 32)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
-    if args.trajectories < 1 or any(c < 1 for c in args.concurrency) or args.latency < 0:
-        parser.error("--trajectories and --concurrency must be >= 1, --latency >= 0")
+    if args.trajectories < 1:
+        parser.error(f"--trajectories must be >= 1, got {args.trajectories}")
+    if any(c < 1 for c in args.concurrency):
+        parser.error(f"--concurrency values must be >= 1, got {args.concurrency}")
+    if args.latency < 0:
+        parser.error(f"--latency must be >= 0 seconds, got {args.latency}")
+    problem = _json_target_problem(args.json) if args.json else None
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        raise SystemExit(4)
     logging.basicConfig(level=logging.WARNING)
-    rows = bench(args.latency, args.concurrency, args.trajectories)
+    try:
+        rows = bench(args.latency, args.concurrency, args.trajectories)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     print(format_table(rows, args.latency, args.trajectories))
     if args.json:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+        try:
+            args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+        except OSError as e:
+            print(f"error: --json {args.json}: cannot write: {e.strerror or e}", file=sys.stderr)
+            raise SystemExit(4) from None
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 (counts, drops by stage and reason, source revisions). Writing Parquet and the card is
 `mrtasks.build`'s job. Every row that does not reach the output is counted under
 `(stage, reason)`; rows that are fine but exceed a size cap are counted as `select/over_cap`.
+A config can end with no rows (a proof-only corpus feeds no `outcome` row): `empty_configs()`
+says which and why, for the summary, `build_stats.json` and the card.
 """
 
 from __future__ import annotations
@@ -98,11 +100,45 @@ class PipelineResult:
             {"config": c, "split": s, "source": src, "kind": k, "rows": n} for (c, s, src, k), n in sorted(table.items())
         ]
 
+    def empty_configs(self) -> dict[str, str]:
+        """Each config that ended with no rows, and why, in words (`explain_empty`)."""
+        counts = self.counts()
+        return {c: explain_empty(c, self.drops) for c in CONFIGS if not sum(counts.get(c, {}).values())}
+
     def drops_by_stage(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = defaultdict(dict)
         for (stage, reason), n in sorted(self.drops.items()):
             out[stage][reason] = n
         return dict(out)
+
+
+# Why a task could not use a trajectory, in words a reader of the card understands.
+_EMPTY_WHY = {
+    "not_computation": "no row has a final answer (every trajectory is a proof)",
+    "too_few_formulas": "no solution has enough maskable formulas (`--min-formulas`)",
+    "too_few_steps": "no solution has enough steps (`--min-steps`)",
+    "too_many_steps": "every solution has more steps than `--max-steps`",
+    "prompt_too_long": "every prompt is longer than `--max-prompt-chars`",
+    "no_corruptible_formula": "no solution has a formula that can be corrupted",
+    "no_provable_corruption": "no corruption could be shown wrong by the checker",
+    "no_answer": "no row has a final answer",
+}
+
+
+def explain_empty(config: str, drops: Counter[tuple[str, str]]) -> str:
+    """Why a config has no rows: its main drop reason in words, with the counts behind it.
+
+    `outcome` on a proof-only corpus: "no row has a final answer (every trajectory is a proof);
+    outcome/not_computation: 120".
+    """
+    reasons = Counter({reason: n for (stage, reason), n in drops.items() if stage == config and n})
+    if not reasons:
+        if config in list_tasks(stage=2) and drops.get(("select", "not_in_stage1_train")):
+            return "none of its problems is in Stage I's training split (select/not_in_stage1_train)"
+        return "no trajectory reached it (see the drops of earlier stages)"
+    top, _ = reasons.most_common(1)[0]
+    counts = ", ".join(f"{config}/{reason}: {n}" for reason, n in reasons.most_common(3))
+    return f"{_EMPTY_WHY.get(top, top.replace('_', ' '))}; {counts}"
 
 
 def file_sha256(path: Path) -> str:
@@ -149,7 +185,7 @@ def read_sources(config: PipelineConfig, drops: Counter[tuple[str, str]]) -> tup
             kept += 1
         info.append(
             {"name": spec.name, "preset": spec.preset, "path": spec.path or "", "revision": _revision(spec),
-             "rows": read, "kept": kept}
+             "license": spec.license, "rows": read, "kept": kept}
         )
         logger.info("source %s: %d trajectories from %d rows", spec.name, kept, read)
     return trajectories, info

@@ -14,14 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mrtasks.curate.base import Drop
 from mrtasks.text import strip_math_delimiters, strip_think
 from mrtasks.trajectory import KINDS, Trajectory
-
-if TYPE_CHECKING:
-    from mrtasks.curate.sources import SourceSpec
 
 DEEPMATH_REPO = "zwhe99/DeepMath-103K"
 DEEPMATH_REVISION = "0406dc9d807ab2bfe11423c84468a234c8be18c1"
@@ -43,6 +40,21 @@ CORPORA_FILES: dict[str, str] = {
 
 Row = dict[str, Any]
 Result = Trajectory | Drop
+
+
+class SpecView(Protocol):
+    """What a normalizer reads of a parsed `--source` spec (`mrtasks.curate.sources.SourceSpec`).
+
+    Declared here, so that the presets never import the module that parses specs and reads files
+    (which imports the presets)."""
+
+    options: dict[str, str]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def solutions(self) -> int: ...
 
 
 
@@ -150,7 +162,7 @@ def problem_origin(trajectory_id: str) -> str:
     return trajectory_id.split("#", 1)[0]
 
 
-def normalize_gsm8k(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_gsm8k(row: Row, i: int, spec: SpecView) -> list[Result]:
     rid = _rid(spec.name, row, i, None)
     raw = _text(row, "answer", rid)
     if isinstance(raw, Drop):
@@ -161,7 +173,7 @@ def normalize_gsm8k(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     return [make_trajectory(rid, spec.name, "computation", row.get("question"), solution, answer)]
 
 
-def normalize_olympiadbench(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_olympiadbench(row: Row, i: int, spec: SpecView) -> list[Result]:
     rid = _rid(spec.name, row, i, "id")
     problem = row.get("question")
     context = row.get("context")
@@ -184,7 +196,7 @@ def normalize_olympiadbench(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     ]
 
 
-def normalize_qwen_cot(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_qwen_cot(row: Row, i: int, spec: SpecView) -> list[Result]:
     """Model CoTs: keep only responses the file scores correct (`score[k] is True`)."""
     rid = _rid(spec.name, row, i, "idx")
     responses, scores = row.get("response"), row.get("score")
@@ -203,7 +215,7 @@ def normalize_qwen_cot(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     ]
 
 
-def normalize_proofnet(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_proofnet(row: Row, i: int, spec: SpecView) -> list[Result]:
     rid = _rid(spec.name, row, i, "id")
     proof = _text(row, "nl_proof", rid)
     if isinstance(proof, Drop):
@@ -211,7 +223,7 @@ def normalize_proofnet(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     return [make_trajectory(rid, spec.name, "proof", row.get("nl_statement"), strip_proof_env(proof))]
 
 
-def normalize_minif2f(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_minif2f(row: Row, i: int, spec: SpecView) -> list[Result]:
     rid = _rid(spec.name, row, i, "problem_name")
     proof = _text(row, "informal_proof", rid)
     if isinstance(proof, Drop):
@@ -222,7 +234,7 @@ def normalize_minif2f(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     return [make_trajectory(rid, spec.name, "proof", problem, clean_minif2f(proof))]
 
 
-def normalize_deepmath(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_deepmath(row: Row, i: int, spec: SpecView) -> list[Result]:
     """DeepMath-103K: question, final_answer, r1_solution_1..3 (R1 traces; the part after
     `</think>` is kept, the paper's o3-mini refine pass is `--refine` with the llm annotator)."""
     rid = _rid(spec.name, row, i, None)
@@ -239,7 +251,7 @@ def normalize_deepmath(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     ]
 
 
-def normalize_deeptheorem(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_deeptheorem(row: Row, i: int, spec: SpecView) -> list[Result]:
     """DeepTheorem: informal_theorem + proof (o3-mini proofs); ids from the `id` column."""
     rid = _rid(spec.name, row, i, "id")
     proof = _text(row, "proof", rid)
@@ -248,7 +260,7 @@ def normalize_deeptheorem(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     return [make_trajectory(rid, spec.name, "proof", row.get("informal_theorem"), strip_reasoning(proof))]
 
 
-def normalize_sample(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_sample(row: Row, i: int, spec: SpecView) -> list[Result]:
     """The bundled sample rows are already normalized records."""
     rid = _rid(spec.name, row, i, "id") if not isinstance(row.get("id"), str) else str(row["id"])
     return [
@@ -258,7 +270,7 @@ def normalize_sample(row: Row, i: int, spec: SourceSpec) -> list[Result]:
     ]
 
 
-def normalize_mapped(row: Row, i: int, spec: SourceSpec) -> list[Result]:
+def normalize_mapped(row: Row, i: int, spec: SpecView) -> list[Result]:
     """A local file read through the spec's field mapping (see the module docstring)."""
     opts = spec.options
     rid = _rid(spec.name, row, i, opts.get("id"))
@@ -286,14 +298,14 @@ def normalize_mapped(row: Row, i: int, spec: SourceSpec) -> list[Result]:
 # --- The registry ----------------------------------------------------------------------------
 
 
-def _read_synthetic(spec: SourceSpec) -> Any:
+def _read_synthetic(spec: SpecView) -> Any:
     """Rows of `synthetic[:arith][:size=N,difficulty=D,seed=S]` (imported on use)."""
     from mrtasks.curate.synthetic import read_rows
 
     return read_rows(spec)
 
 
-Normalizer = Callable[[Row, int, "SourceSpec"], list[Result]]
+Normalizer = Callable[[Row, int, SpecView], list[Result]]
 
 
 @dataclass(frozen=True)
@@ -309,7 +321,9 @@ class Preset:
     revision: str | None = None
     """The pinned Hub commit a `hub` preset reads (`revision=` in the spec overrides it); for a
     `generated` preset, the generator's version."""
-    read: Callable[[SourceSpec], Any] | None = None
+    license: str | None = None
+    """The source's license (a Hub license id such as `mit`), for the card; None where it is not known."""
+    read: Callable[[SpecView], Any] | None = None
     """`generated` presets: the spec -> an iterator of raw rows."""
 
 
@@ -343,15 +357,17 @@ def list_presets(kind: str | None = None) -> list[str]:
     return [name for name, p in PRESET_REGISTRY.items() if kind is None or p.kind == kind]
 
 
+# Licenses as the sources state them (../shared/data/SOURCES.md for the corpora, the Hub cards for
+# DeepMath-103K); DeepTheorem's training data states none we could check, so it is left unknown.
 for _preset in (
-    Preset("gsm8k", normalize_gsm8k),
-    Preset("olympiadbench", normalize_olympiadbench),
-    Preset("qwen_cot", normalize_qwen_cot),
-    Preset("proofnet", normalize_proofnet),
-    Preset("minif2f", normalize_minif2f),
-    Preset("deepmath", normalize_deepmath, "hub", DEEPMATH_REPO, DEEPMATH_REVISION),
+    Preset("gsm8k", normalize_gsm8k, license="mit"),
+    Preset("olympiadbench", normalize_olympiadbench, license="apache-2.0"),
+    Preset("qwen_cot", normalize_qwen_cot, license="mit"),
+    Preset("proofnet", normalize_proofnet, license="mit"),
+    Preset("minif2f", normalize_minif2f, license="mit"),
+    Preset("deepmath", normalize_deepmath, "hub", DEEPMATH_REPO, DEEPMATH_REVISION, license="mit"),
     Preset("deeptheorem", normalize_deeptheorem, "hub", DEEPTHEOREM_REPO, DEEPTHEOREM_REVISION),
-    Preset("sample", normalize_sample, "bundled"),
+    Preset("sample", normalize_sample, "bundled", license="apache-2.0"),  # written for this project
     Preset("corpora", normalize_sample, "folder"),  # expanded into the file presets by `expand_specs`
     # Synthetic worked solutions for the CPU learning testbed (mrtasks.curate.synthetic).
     Preset("synthetic", normalize_sample, "generated", revision="arith-v1", read=_read_synthetic),

@@ -3,11 +3,16 @@
 - `masked_then_fill`: masks per row, junk masks (by `heuristic.junk_reason`, must be 0), the share
   of masks copied from the problem statement, and rows whose masked prompt still shows a boxed
   final answer (must be 0).
-- `step_reordering`: the histogram of step counts, the share of 3-step rows, and two baselines
-  that never read the maths: `random` (a seeded random order) and `surface_cue` (an order that
-  only puts "Let/Given/First/According to ..." steps first and "Therefore/Thus/\\boxed" steps
-  last). Both are scored with the real reward; a surface-cue score far above random means the
-  order can be guessed from wording alone.
+- `step_reordering`: the histogram of step counts, the share of 3-step rows, and baselines that
+  never read the maths: `random` (a seeded random order), `surface_cue` (an order that only puts
+  "Let/Given/First/According to ..." steps first and "Therefore/Thus/\\boxed" steps last) and
+  `dataflow` (a step that computes a number before the steps that use it, ties by surface cues:
+  `mrtasks.rewards.baselines.dataflow_order`). All are scored with the real reward; a score far
+  above random means the order can be recovered without the maths.
+- `error_correction`: error rows by kind, and a calculator (`baselines.calculator_correction`):
+  the share of error rows whose shown formula is false on its own (`located`: a calculator finds
+  the step) and the share it repairs by recomputation (`solved`: the reward's 1.0), overall and
+  per kind; the kinds `quantity` and `dropped_term` are built so that it finds neither.
 - yields: per source, the rows read, kept by the source readers, surviving problem filters and
   annotation (`trajectories`), and the rows of every registered task's config.
 
@@ -17,20 +22,17 @@
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter, defaultdict
 from typing import Any
 
-from mrtasks.curate.heuristic import boxed_spans, junk_reason
-from mrtasks.rewards.parsing import last_boxed
+from mrtasks.curate.heuristic import BOOKKEEPING, boxed_spans, junk_reason, role
+from mrtasks.mathcheck import last_boxed
+from mrtasks.rewards.baselines import calculator_correction, dataflow_order, surface_cue_rank
 from mrtasks.rewards.step_order import order_score
-from mrtasks.tasks import MASK_TOKEN, MASKED_THEN_FILL, STEP_REORDERING, TRAJECTORIES, list_tasks
+from mrtasks.tasks import ERROR_CORRECTION, MASK_TOKEN, MASKED_THEN_FILL, STEP_REORDERING, TRAJECTORIES, list_tasks
 
-MASKED, STEPS = MASKED_THEN_FILL, STEP_REORDERING
+MASKED, STEPS, ERRORS = MASKED_THEN_FILL, STEP_REORDERING, ERROR_CORRECTION
 ALL = "all"
-
-_FIRST_CUE = re.compile(r"^\W*(?:let|given|first|according|we (?:first|start|begin)|since|suppose|assume|note that)\b", re.I)
-_LAST_CUE = re.compile(r"\\boxed|^\W*(?:therefore|thus|hence|so|finally|in conclusion|the answer)\b", re.I)
 
 
 def _squash(text: str) -> str:
@@ -60,43 +62,77 @@ def visible_boxed_answer(masked_solution: str, solution: str | None = None) -> b
 
 def surface_cue_order(shuffled: list[str]) -> list[int]:
     """Shown step numbers ordered by wording only: opening cues first, closing cues last."""
-    def rank(i: int) -> int:
-        s = shuffled[i]
-        return 0 if _FIRST_CUE.search(s) else 2 if _LAST_CUE.search(s) else 1
-    return sorted(range(len(shuffled)), key=lambda i: (rank(i), i))
+    return sorted(range(len(shuffled)), key=lambda i: (surface_cue_rank(shuffled[i]), i))
 
 
 def _mean(xs: list[float]) -> float:
     return round(sum(xs) / len(xs), 4) if xs else 0.0
 
 
+def mask_spans(row: dict[str, Any]) -> list[tuple[int, int]]:
+    """Where each of a Masked-Then-Fill row's masks sits in its solution, as (start, end)."""
+    pieces = row["masked_solution"].split(MASK_TOKEN)
+    spans, pos = [], 0
+    for piece, mask in zip(pieces, row["masks"]):
+        pos += len(piece)
+        spans.append((pos, pos + len(mask)))
+        pos += len(mask)
+    return spans
+
+
+def bookkeeping_role(row: dict[str, Any], span: tuple[int, int]) -> str | None:
+    """The bookkeeping role (`heuristic.context`) of a masked span in its solution, or None."""
+    r = role(row["solution"], span[0], span[1], row["problem"])
+    return r if r in BOOKKEEPING else None
+
+
 def _masked_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     masks = [m for r in rows for m in r["masks"]]
     junk: Counter[str] = Counter()
+    bookkeeping: Counter[str] = Counter()
     for r in rows:
         answers = {b.strip() for b in _boxes(r["solution"])}  # a boxed final answer may be a bare number
         junk.update(reason for m in r["masks"] if m.strip() not in answers and (reason := junk_reason(m)))
+        bookkeeping.update(b for m, span in zip(r["masks"], mask_spans(r)) if m.strip() not in answers
+                           and (b := bookkeeping_role(r, span)))
     copied = sum(copied_from_problem(m, r["problem"]) for r in rows for m in r["masks"])
     return {
         "rows": len(rows),
         "masks_per_row": _mean([len(r["masks"]) for r in rows]),
+        "distinct_masks_per_row": _mean([len({_squash(m) for m in r["masks"]}) for r in rows]),
         "junk_masks": sum(junk.values()),
         "junk_by_reason": dict(sorted(junk.items())),
+        "bookkeeping_masks": sum(bookkeeping.values()),
+        "bookkeeping_by_reason": dict(sorted(bookkeeping.items())),
         "copied_from_problem_share": round(copied / len(masks), 4) if masks else 0.0,
         "rows_with_visible_boxed_answer": sum(visible_boxed_answer(r["masked_solution"], r["solution"]) for r in rows),
     }
 
 
-def _step_figures(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+Memo = dict[tuple[str, int], Any]
+"""Per-row results shared by the all-sources and per-source figures of one call (keyed by row object)."""
+
+
+def _memo(memo: Memo, name: str, row: dict[str, Any], fn: Any) -> Any:
+    key = (name, id(row))
+    if key not in memo:
+        memo[key] = fn(row)
+    return memo[key]
+
+
+def _step_figures(rows: list[dict[str, Any]], seed: int, memo: Memo | None = None) -> dict[str, Any]:
+    memo = {} if memo is None else memo
     hist = Counter(len(r["steps"]) for r in rows)
     rng = random.Random(seed)
-    rand, cue = [], []
+    rand, cue, flow = [], [], []
     for r in rows:
         n = len(r["order"])
         perm = list(range(n))
         rng.shuffle(perm)
         rand.append(order_score(perm, r["order"]))
-        cue.append(order_score(surface_cue_order(r["shuffled_steps"]), r["order"]))
+        cue.append(_memo(memo, "cue", r, lambda r: order_score(surface_cue_order(r["shuffled_steps"]), r["order"])))
+        flow.append(_memo(memo, "flow", r, lambda r: order_score(
+            dataflow_order(r["shuffled_steps"], r.get("problem") or "", cues=True), r["order"])))  # fmt: skip
     return {
         "rows": len(rows),
         "steps_histogram": {str(k): v for k, v in sorted(hist.items())},
@@ -104,6 +140,36 @@ def _step_figures(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
         "three_step_share": round(hist.get(3, 0) / len(rows), 4) if rows else 0.0,
         "baseline_random": _mean(rand),
         "baseline_surface_cue": _mean(cue),
+        "baseline_dataflow": _mean(flow),
+    }
+
+
+def _error_figures(rows: list[dict[str, Any]], memo: Memo | None = None) -> dict[str, Any]:
+    """Error rows by kind, and the calculator's located / solved shares (overall and per kind)."""
+    from mrtasks.rewards import get_reward
+
+    memo = {} if memo is None else memo
+    errors = [r for r in rows if r["error_step"] >= 0]
+    todo = [r for r in errors if ("calculator", id(r)) not in memo]
+    if todo:
+        columns = {k: [r.get(k) for r in todo] for k in ("error_step", "original", "corrupted", "error_type", "task")}
+        for r, s in zip(todo, get_reward(ERRORS)([calculator_correction(r["steps"]) for r in todo], **columns)):
+            memo[("calculator", id(r))] = float(s or 0.0)
+    scores = [memo[("calculator", id(r))] for r in errors]
+    kinds: dict[str, list[float]] = defaultdict(list)
+    for r, s in zip(errors, scores):
+        kinds[r["error_type"]].append(s)
+
+    def shares(xs: list[float]) -> dict[str, float]:
+        return {"located": round(sum(x > 0 for x in xs) / len(xs), 4) if xs else 0.0,
+                "solved": round(sum(x == 1.0 for x in xs) / len(xs), 4) if xs else 0.0}  # fmt: skip
+
+    return {
+        "rows": len(rows),
+        "error_rows": len(errors),
+        "error_types": {k: len(v) for k, v in sorted(kinds.items())},
+        "calculator": shares(scores),
+        "calculator_by_type": {k: shares(v) for k, v in sorted(kinds.items())},
     }
 
 
@@ -114,7 +180,12 @@ def _all_rows(result: Any, config: str) -> list[dict[str, Any]]:
 def quality_figures(result: Any, seed: int = 0) -> dict[str, Any]:
     """The figures for a `PipelineResult`: {config: {source or "all": figures}} plus `yields`."""
     out: dict[str, Any] = {}
-    for config, fn in ((MASKED, _masked_figures), (STEPS, lambda rows: _step_figures(rows, seed))):
+    memo: Memo = {}
+    for config, fn in (
+        (MASKED, _masked_figures),
+        (STEPS, lambda rows: _step_figures(rows, seed, memo)),
+        (ERRORS, lambda rows: _error_figures(rows, memo)),
+    ):
         rows = _all_rows(result, config)
         by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:
@@ -144,18 +215,30 @@ def quality_table(figures: dict[str, Any]) -> str:
     parts = []
     m = figures.get(MASKED, {})
     parts.append(table(
-        ["source", "rows", "masks/row", "junk masks", "copied from problem", "visible boxed answer"],
-        [[s, f["rows"], f["masks_per_row"], f["junk_masks"], f"{f['copied_from_problem_share']:.1%}",
-          f["rows_with_visible_boxed_answer"]] for s, f in m.items()],
+        ["source", "rows", "masks/row", "distinct masks/row", "junk masks", "bookkeeping masks", "copied from problem",
+         "visible boxed answer"],
+        [[s, f["rows"], f["masks_per_row"], f.get("distinct_masks_per_row", ""), f["junk_masks"], f.get("bookkeeping_masks", ""),
+          f"{f['copied_from_problem_share']:.1%}", f["rows_with_visible_boxed_answer"]] for s, f in m.items()],
     ))
     st = figures.get(STEPS, {})
     parts.append(table(
-        ["source", "rows", "mean steps", "3-step share", "steps histogram", "random baseline", "surface-cue baseline"],
+        ["source", "rows", "mean steps", "3-step share", "steps histogram", "random baseline", "surface-cue baseline",
+         "dataflow baseline"],
         [[s, f["rows"], f"{f['mean_steps']:.2f}", f"{f['three_step_share']:.1%}",
           " ".join(f"{k}:{v}" for k, v in f["steps_histogram"].items()), f"{f['baseline_random']:.3f}",
-          f"{f['baseline_surface_cue']:.3f}"]
+          f"{f['baseline_surface_cue']:.3f}", f"{f.get('baseline_dataflow', 0.0):.3f}"]
          for s, f in st.items()],
     ))
+    ec = figures.get(ERRORS, {})
+    if ec:
+        parts.append(table(
+            ["source", "rows", "error rows", "error kinds", "calculator locates", "calculator solves",
+             "solves per kind"],
+            [[s, f["rows"], f["error_rows"], " ".join(f"{k}:{v}" for k, v in f["error_types"].items()),
+              f"{f['calculator']['located']:.1%}", f"{f['calculator']['solved']:.1%}",
+              " ".join(f"{k}:{v['solved']:.0%}" for k, v in f["calculator_by_type"].items())]
+             for s, f in ec.items()],
+        ))
     y = figures.get("yields", {})
     parts.append(table(
         ["source", "read", "kept by reader", "after filters + annotation", *list_tasks()],
@@ -184,13 +267,21 @@ def quality_section(figures: dict[str, Any]) -> str:
     if not figures:
         return "(no quality figures: the build ran without them)"
     intro = (
-        "Masked-Then-Fill: masks per row; junk masks (bare numbers or units, fragments such as "
-        "`t_1 - t_0 =`, unbalanced braces; must be 0); the share of masks copied verbatim from the "
+        "Masked-Then-Fill: masks per row (a formula written more than once is masked at every copy, "
+        "so this can exceed the distinct masks per row); junk masks (bare numbers or units, fragments such "
+        "as `t_1 - t_0 =`, unbalanced braces, alignment residue, tables, index ranges; must be 0); "
+        "bookkeeping masks (case labels and hypotheses, notation definitions, quantifier ranges, read "
+        "from the words around the mask); the share of masks copied verbatim from the "
         "problem statement; rows whose masked prompt still shows a boxed final answer (must be 0). "
-        "Step Reordering: the histogram of step counts and two baselines scored with the real reward, "
-        "a random order and an order read off wording alone (\"Let/Given\" first, \"Therefore/\\\\boxed\" "
-        "last): the closer the surface-cue score is to random, the less the order can be guessed "
-        f"without the maths. Outcome answers taken from the solution's last `\\boxed{{}}` (no answer "
+        "Step Reordering: the histogram of step counts and three baselines scored with the real reward, "
+        "a random order, an order read off wording alone (\"Let/Given\" first, \"Therefore/\\\\boxed\" "
+        "last) and a dataflow order (a step that computes a number before the steps that use it, ties "
+        "by wording): the closer they are to random, the less the order can be recovered without the "
+        "maths. Error Correction: error rows by kind, and a calculator that names the first step whose "
+        "formula is false on its own and recomputes it: the share of error rows it locates (step "
+        "found) and solves (reward 1.0), per kind; `quantity` and `dropped_term` edits keep the step "
+        "true on its own, so it finds neither. "
+        f"Outcome answers taken from the solution's last `\\boxed{{}}` (no answer "
         f"field mapped): {figures.get('answer_from_box', 0)}."
     )
     return intro + "\n\n" + quality_table(figures)

@@ -17,7 +17,11 @@ A source is named on the command line by a spec string, `NAME[:PATH][:key=value,
   `format` (a preset's cleaner: gsm8k, proofnet, minif2f, think), `name` (the source label).
 
 Options for every source: `limit=N` (read at most N rows), `solutions=N` (trajectories per
-problem where a row holds several, e.g. DeepMath's three R1 solutions or Qwen's 8 CoTs; default 1).
+problem where a row holds several, e.g. DeepMath's three R1 solutions or Qwen's 8 CoTs; default 1),
+`name=LABEL` (the `source` column; no `|` or control characters), `license=ID` (the source's
+license for the card, e.g. `cc-by-4.0`; presets know theirs). Hub presets also take `revision=`;
+mapped files the mapping keys above. Any other option (a typo such as `limt=5`) is an error
+naming the nearest known one, never silently ignored.
 
 A malformed row (missing field, wrong type, empty or oversized text, bad JSON, bytes that are not
 valid UTF-8) becomes a `Drop` with a counted reason, never an exception; bytes are never silently
@@ -110,6 +114,14 @@ class SourceSpec:
         return _int_option(self.options, "solutions") or 1
 
     @property
+    def license(self) -> str | None:
+        """The source's license: `license=` in the spec, else the preset's own; None when unknown."""
+        if "license" in self.options:
+            return self.options["license"]
+        preset = get_preset(self.preset)
+        return preset.license if preset else None
+
+    @property
     def revision(self) -> str | None:
         """The pinned Hub revision (commit) a Hub preset reads."""
         preset = get_preset(self.preset)
@@ -148,8 +160,46 @@ def _split_options(text: str) -> tuple[str, dict[str, str]]:
     return text, {}
 
 
+COMMON_OPTIONS = ("limit", "solutions", "name", "license")
+GENERATED_OPTIONS = ("size", "difficulty", "seed", "families")
+HUB_OPTIONS = ("revision",)
+MAPPING_OPTIONS = ("problem", "solution", "answer", "id", "kind", "format")
+
+
+def allowed_options(preset: str) -> tuple[str, ...]:
+    """The `key=value` options a source of this preset (or `file`) takes."""
+    p = get_preset(preset)
+    if preset == "file":
+        return COMMON_OPTIONS + MAPPING_OPTIONS
+    if p is not None and p.kind == "hub":
+        return COMMON_OPTIONS + HUB_OPTIONS
+    if p is not None and p.kind == "generated":
+        return COMMON_OPTIONS + GENERATED_OPTIONS
+    return COMMON_OPTIONS
+
+
+def check_options(spec: SourceSpec, text: str) -> SourceSpec:
+    """Refuse an option the source does not take (a typo would be ignored and recorded in the card
+    as given) and a `name=` that would break the card's tables."""
+    import difflib
+
+    allowed = allowed_options(spec.preset)
+    for key in spec.options:
+        if key not in allowed:
+            near = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise SourceError(f"--source {text!r}: unknown option {key!r}{hint}; {spec.preset} sources take "
+                              f"{', '.join(allowed)}")
+    name = spec.options.get("name")
+    if name is not None and (not name or "|" in name or any(ord(c) < 32 or ord(c) == 127 for c in name)):
+        raise SourceError(f"--source: name={name!r} must be non-empty, without '|' or control characters "
+                          "(it labels rows and the card's tables)")
+    return spec
+
+
 def parse_source(spec: str) -> SourceSpec:
     """Parse `NAME[:PATH][:key=value,...]` (see the module docstring)."""
+    text = spec
     spec = spec.strip()
     if not spec:
         raise SourceError("empty source spec")
@@ -160,18 +210,18 @@ def parse_source(spec: str) -> SourceSpec:
         if preset.kind in ("hub", "bundled"):
             if path:
                 raise SourceError(f"{head} takes no path (got {path!r}); use a mapped file instead")
-            return SourceSpec(head, None, options)
+            return check_options(SourceSpec(head, None, options), text)
         if preset.kind == "generated":  # the optional path names the generator (`synthetic:arith`)
-            return SourceSpec(head, path or None, options)
+            return check_options(SourceSpec(head, path or None, options), text)
         if not path:
             raise SourceError(f"{head} needs a path: {head}:PATH")
-        return SourceSpec(head, path, options)
+        return check_options(SourceSpec(head, path, options), text)
     path, options = _split_options(spec)
     if Path(path).suffix.lower() not in (".jsonl", ".json", ".parquet"):
         raise SourceError(
             f"unknown source {spec!r}: expected a preset ({', '.join(PRESETS)}) or a .jsonl/.json/.parquet file"
         )
-    return SourceSpec("file", path, options)
+    return check_options(SourceSpec("file", path, options), text)
 
 
 # --- Readers ---------------------------------------------------------------------------------
@@ -233,6 +283,8 @@ def read_file(path: Path) -> Iterator[Row | Drop]:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return read_parquet(path)
+    if path.stat().st_size == 0:  # (a 0-byte Parquet file is reported by its reader)
+        raise SourceError(f"source file is empty (0 bytes): {path}")
     if suffix == ".json":
         return read_json_array(path)
     return read_jsonl(path)

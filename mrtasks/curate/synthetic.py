@@ -311,7 +311,7 @@ class SyntheticConfig:
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> SyntheticConfig:
-        known = {"size", "difficulty", "seed", "families", "limit", "solutions", "name"}
+        known = {"size", "difficulty", "seed", "families", "limit", "solutions", "name", "license"}
         extra = sorted(set(options) - known)
         if extra:
             raise SyntheticError(f"unknown synthetic option(s) {extra}; options: size, difficulty, seed, families")

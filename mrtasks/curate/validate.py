@@ -14,7 +14,8 @@ Definitions (the contract the `llm` annotator enforces):
   Items keep the model's importance order; the first free occurrence is taken; an item whose
   every occurrence overlaps an earlier, more important span is dropped as a duplicate. By
   default an item that occurs more than once is not maskable either (masking one copy would
-  leave the answer in plain sight in the other), as in the heuristic annotator.
+  leave the answer in plain sight in the other); the heuristic annotator instead lists every
+  copy, which Masked-Then-Fill masks together.
 * Steps "cover" the solution when, with whitespace removed, every step is found in order in the
   solution (exactly, or with a rapidfuzz partial-ratio of at least `min_similarity`) and the
   matched regions together cover at least `min_coverage` of the solution's characters. A leading

@@ -18,7 +18,7 @@ from mrtasks.rewards.outcome import outcome_reward
 from mrtasks.rewards.error_correction import error_correction_reward
 from mrtasks.rewards.process import process_reward
 from mrtasks.rewards.format import format_reward
-from mrtasks.rewards.equivalence import is_equal
+from mrtasks.mathcheck import is_equal
 from mrtasks.rewards.parsing import extract_answer
 
 __all__ = [

@@ -10,6 +10,18 @@ A reward worth training on gives the reference and the positive control full cre
 degenerate policies close to nothing. The audit prints a table, writes `audit.json` and (when
 matplotlib is installed: the `eval` extra) `audit.png`; `markdown_table(results)` is what the
 dataset card carries.
+
+Integrity families (issue 17), drawn by `mrtasks.rewards.adversary` with a generator seeded per
+(policy, row, position): right and wrong work with a decoration of each family (a marker, a
+connective, styling or invisible commands, a trailing tag/dots/prose, a Unicode minus), sign,
+operator, function, relation and letter near misses (scored per edited position), subscript
+braces added or removed, and in Outcome coarse approximations (two significant digits of a value
+1.5% off, or of an irrational exact answer). A policy may apply to some rows only (`applies`:
+the rows it is scored on, one per edited position for the per-position families) and may be
+held to another policy's mean on the same rows (`not_above`: decorated wrong work earns no more
+than the same wrong work undecorated). Baselines without a target measure the task rather than
+the reward: Step Reordering's surface-cue, random and dataflow orders, Error Correction's
+calculator (`mrtasks.rewards.baselines`).
 """
 
 from __future__ import annotations
@@ -17,14 +29,24 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
+import os
 import random
 import re
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from mrtasks.mathcheck import parse_answer
+from mrtasks.mathcheck.answer import constant_value
+from mrtasks.rewards.adversary import DECORATIONS, NEAR_MISS_KINDS, coarse_approximation, decorate, script_braces
+from mrtasks.rewards.baselines import calculator_correction, dataflow_order
+from mrtasks.rewards.outcome import reference_text
+from mrtasks.rewards.rows import load_rows
 from mrtasks.tasks import ERROR_CORRECTION, MASKED_THEN_FILL, OUTCOME, STEP_REORDERING, get_task, list_tasks
 
 logger = logging.getLogger(__name__)
@@ -44,6 +66,11 @@ class Policy:
     """Reward options (`get_reward(name, **options)`), e.g. think_prefilled for R1-style prompts."""
     target: tuple[str, float] | None = None
     """("min", x): every row must reach x; (">=", x) / ("<=", x): the mean must."""
+    applies: Callable[[Row], list[Row]] | None = None
+    """The rows the policy is scored on, per audited row: [] where it does not apply, one row per
+    edited position (`scored` narrowed to it) for per-position policies. None: every row as is."""
+    not_above: str | None = None
+    """Another policy of the task whose mean, on this policy's rows, this one must not exceed."""
 
 
 # --- formula surgery (pure string work; used by the policies) --------------------------------
@@ -331,6 +358,255 @@ def correction_copied_back(row: Row) -> str:
     return boxed(["0", found[0] if found else row["steps"][0][:40]])
 
 
+
+# --- integrity families (issue 17) -----------------------------------------------------------
+
+
+def _rng(name: str, row: Row, k: int = 0) -> random.Random:
+    """The generator of one policy at one row and position: same build, same edits."""
+    return random.Random(f"audit:{name}:{row.get('id')}:{k}")
+
+
+def _scored(row: Row) -> list[int]:
+    masks = row.get("masks") or []
+    keep = [k for k in (row.get("scored") if row.get("scored") is not None else range(len(masks))) if 0 <= k < len(masks)]
+    return keep or list(range(len(masks)))
+
+
+Edit = Callable[[str, random.Random], "str | None"]
+"""One family's edit of a formula with the position's generator; None where it does not apply."""
+
+_GROUPS = {"marker": ("marker",), "connective": ("connective",), "styling": ("styling", "invisible"),
+           "trailing": ("tag", "dots", "prose", "punctuation"), "unicode_minus": ("unicode_minus",)}  # fmt: skip
+DECORATION_GROUPS: dict[str, tuple[str, ...]] = {
+    **{g: tuple(f for f in fams if f in DECORATIONS) for g, fams in _GROUPS.items() if any(f in DECORATIONS for f in fams)},
+    **{f: (f,) for f in DECORATIONS if not any(f in fams for fams in _GROUPS.values())},
+}
+"""The issue's five decoration families as groups of `adversary.DECORATIONS` (one family drawn per
+position); a family outside the groups is audited on its own."""
+
+
+def decorated(text: str, group: str, rng: random.Random) -> str | None:
+    """`text` decorated by a family of `group` drawn with `rng`; None where the group does not
+    apply (a Unicode minus needs a minus)."""
+    if not text.strip() or (group == "unicode_minus" and "-" not in text):
+        return None
+    families = DECORATION_GROUPS[group]
+    return decorate(text, families[rng.randrange(len(families))], rng)
+
+
+def any_decoration(text: str, rng: random.Random) -> str:
+    """`text` with a decoration of a group drawn per row (the Unicode minus only where there is a minus)."""
+    groups = list(DECORATION_GROUPS)
+    rng.shuffle(groups)
+    return next((d for g in groups if (d := decorated(text, g, rng)) is not None), text)
+
+
+def _fills(name: str, row: Row, edit: Edit) -> list[str]:
+    """The row's masks with `edit` applied at every scored position where it applies."""
+    masks = list(row["masks"])
+    for k in _scored(row):
+        new = edit(masks[k], _rng(name, row, k))
+        if new is not None:
+            masks[k] = new
+    return masks
+
+
+def _fill_policy(
+    name: str, description: str, edit: Edit, target: tuple[str, float], per_position: bool,
+    fallback: Callable[[str], str] | None = None, **kw: Any,
+) -> Policy:  # fmt: skip
+    """A Masked-Then-Fill policy writing `edit(mask)` in the slots: per row (the mean over its
+    scored positions; rows where the edit applies nowhere are left out) or per position (one
+    edited position per row, drawn with the row's generator, `scored` narrowed to it). Where the
+    edit does not apply, a slot holds `fallback(mask)` (the undecorated wrong work), else the mask."""
+
+    def write(mask: str, rng: random.Random) -> str | None:
+        new = edit(mask, rng)
+        return new if new is not None or fallback is None else fallback(mask)
+
+    def applies(row: Row) -> list[Row]:
+        hits = [k for k in _scored(row) if edit(row["masks"][k], _rng(name, row, k)) is not None]
+        if per_position:
+            return [{**row, "scored": [_rng(name, row, -1).choice(hits)]}] if hits else []
+        return [row] if hits else []
+
+    return Policy(name, description, lambda row: boxed(_fills(name, row, write)), target=target, applies=applies, **kw)
+
+
+def _decorated_edit(group: str, wrong: bool) -> Edit:
+    return lambda mask, rng: decorated(change_one_number(mask) if wrong else mask, group, rng)
+
+
+def _in_word(text: str, i: int) -> bool:
+    """Is `text[i]` a hyphen between two words (`well-ordering`), not a sign between letters (`a-b`)?"""
+    left, right = re.search(r"[A-Za-z]*$", text[:i]), re.match(r"[A-Za-z]*", text[i + 1 :])
+    return len(left.group(0)) >= 2 and len(right.group(0)) >= 2  # type: ignore[union-attr]
+
+
+def _near_edit(kind: str) -> Edit:
+    def edit(mask: str, rng: random.Random) -> str | None:
+        new = NEAR_MISS_KINDS[kind](mask)
+        if new is None or new == mask:
+            return None
+        first = next((i for i, (a, b) in enumerate(zip(mask, new)) if a != b), None)
+        if kind == "sign" and first is not None and (_in_word(mask, first) or re.match(r"\s*0(?![\d.])", mask[first + 1 :])):
+            return None  # prose (`well+ordering principle`) or `+ 0` -> `- 0`: no sign error
+        return new
+
+    return edit
+
+
+def _braces_edit(braced: bool) -> Edit:
+    def edit(mask: str, rng: random.Random) -> str | None:
+        new = script_braces(mask, braced)
+        return new if new != mask else None
+
+    return edit
+
+
+_GROUP_TEXT = {
+    "marker": "a marker after it (`\\quad(\\star)`, `\\blacksquare`, `\\checkmark`, `(2)`, ...)",
+    "connective": "a connective before it (`\\because`, `\\hence`, `\\text{so }`, ...)",
+    "styling": "styling or invisible commands (`\\color`, `\\textcolor`, `\\mathbf{..}`, `\\hphantom{}`, `\\displaystyle`, ...)",
+    "trailing": "a trailing `\\tag*{}`, `\\dots`, `\\text{(by AM-GM)}` or punctuation",
+    "unicode_minus": "every minus written U+2212 (rows with a minus)",
+}
+_NEAR_TEXT = {
+    "sign": "a binary `+`/`-` flipped",
+    "operator": "a product or quotient made a sum",
+    "function": "a function or operator swapped (`\\tan`/`\\cot`, `\\cap`/`\\cup`, `\\min`/`\\max`, ...)",
+    "relation": "a top-level relation swapped (`<`/`>`, `\\leq`/`\\geq`, `=`/`\\neq`, ...)",
+    "letter": "a free letter renamed everywhere to an unused one",
+}
+
+
+def _mtf_integrity() -> list[Policy]:
+    out = []
+    for g in DECORATION_GROUPS:
+        out.append(_fill_policy(f"decorated_wrong:{g}", f"one number changed + {_GROUP_TEXT.get(g, g)}", _decorated_edit(g, True),
+                                ("<=", 0.10), False, fallback=change_one_number, not_above="one_number_changed"))  # fmt: skip
+    for g in DECORATION_GROUPS:
+        out.append(_fill_policy(f"decorated_right:{g}", f"the right masks + {_GROUP_TEXT.get(g, g)}", _decorated_edit(g, False),
+                                (">=", 0.95), False))  # fmt: skip
+    for kind in NEAR_MISS_KINDS:
+        out.append(_fill_policy(f"near_miss:{kind}", f"per position: {_NEAR_TEXT.get(kind, kind)}", _near_edit(kind), ("<=", 0.10), True))
+    out.append(_fill_policy("braces_removed", "per position: `x_{2}` written `x_2`", _braces_edit(False), (">=", 0.97), True))
+    out.append(_fill_policy("braces_added", "per position: `x_2` written `x_{2}`", _braces_edit(True), (">=", 0.97), True))
+    return out
+
+
+def order_dataflow(row: Row) -> str:
+    """A step computing a number before the steps using it; ties as shown (`baselines.dataflow_order`)."""
+    return boxed([str(k) for k in dataflow_order(row["shuffled_steps"], row.get("problem") or "")], ", ")
+
+
+def order_dataflow_cues(row: Row) -> str:
+    """The dataflow order with ties broken by surface cues."""
+    return boxed([str(k) for k in dataflow_order(row["shuffled_steps"], row.get("problem") or "", cues=True)], ", ")
+
+
+def _error_rows(row: Row) -> list[Row]:
+    return [row] if row["error_step"] >= 0 else []
+
+
+def _formula_error_rows(row: Row) -> list[Row]:
+    return [row] if row["error_step"] >= 0 and row["error_type"] != "theorem" else []
+
+
+def correction_calculator(row: Row) -> str:
+    """The first step with a formula false on its own, repaired by recomputation (`baselines`)."""
+    return calculator_correction(row["steps"])
+
+
+def correction_decorated_right(row: Row) -> str:
+    return boxed([str(row["error_step"]), any_decoration(row["original"], _rng("ec_decorated", row))])
+
+
+def correction_decorated_copied_back(row: Row) -> str:
+    return boxed([str(row["error_step"]), any_decoration(row["corrupted"], _rng("ec_decorated", row))])
+
+
+def _toggled(text: str) -> str | None:
+    """`text` with its script braces removed, or else added; None without a single-token script."""
+    for braced in (False, True):
+        new = script_braces(text, braced)
+        if new != text:
+            return new
+    return None
+
+
+def _correction_braces_rows(row: Row) -> list[Row]:
+    return [row] if row["error_step"] >= 0 and row["error_type"] != "theorem" and _toggled(row["original"]) else []
+
+
+def correction_braces(row: Row) -> str:
+    return boxed([str(row["error_step"]), _toggled(row["original"]) or row["original"]])
+
+
+def _answer(row: Row) -> str:
+    return reference_text(row.get("answer")) or ""
+
+
+def exact_value(answer: str) -> Fraction | float | None:
+    """The value of a constant final answer (`\\frac{8}{5}`, `x = \\sqrt{2}`), or None."""
+    try:
+        a = parse_answer(answer)
+        if a.kind == "relation" and len(a.parts) == 2:
+            a = a.parts[-1]
+        v = constant_value(a)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    return v if v is not None and float(v) != 0 and math.isfinite(float(v)) else None
+
+
+def coarse(answer: str, rng: random.Random) -> str | None:
+    """`\\approx d`: two significant digits of the value 1.5% above or below (drawn); None when
+    both round back to the exact value (then it is no approximation) or there is no value."""
+    v = exact_value(answer)
+    if v is None:
+        return None
+    sign = rng.choice((-1, 1))
+    for rel in (sign * 0.015, -sign * 0.015):
+        text = coarse_approximation(float(v), rel, 2)
+        if Fraction(text.split()[-1]) != (v if isinstance(v, Fraction) else Fraction(float(v))):
+            return text
+    return None
+
+
+def irrational(answer: str) -> str | None:
+    """`\\approx d`: two significant digits of an irrational exact value (`\\sqrt{2}` -> 1.4)."""
+    v = exact_value(answer)
+    return None if v is None or isinstance(v, Fraction) else coarse_approximation(float(v), 0.0, 2)
+
+
+def outcome_coarse(row: Row) -> str:
+    return f"\\boxed{{{coarse(_answer(row), _rng('coarse', row)) or ''}}}"
+
+
+def outcome_irrational(row: Row) -> str:
+    return f"\\boxed{{{irrational(_answer(row)) or ''}}}"
+
+
+def outcome_wrong(row: Row) -> str:
+    return f"\\boxed{{{wrong_answer(_answer(row))}}}"
+
+
+def outcome_decorated_wrong(row: Row) -> str:
+    return f"\\boxed{{{any_decoration(wrong_answer(_answer(row)), _rng('outcome_decorated', row))}}}"
+
+
+def outcome_decorated_right(row: Row) -> str:
+    return f"\\boxed{{{any_decoration(_answer(row), _rng('outcome_decorated', row))}}}"
+
+
+def outcome_braces(row: Row) -> str:
+    return f"\\boxed{{{_toggled(_answer(row)) or _answer(row)}}}"
+
+
+def _rows_where(test: Callable[[Row], Any]) -> Callable[[Row], list[Row]]:
+    return lambda row: [row] if test(row) else []
+
 ONE = ("min", 1.0)
 POLICIES: dict[str, list[Policy]] = {
     MASKED_THEN_FILL: [
@@ -349,6 +625,7 @@ POLICIES: dict[str, list[Policy]] = {
         # "= 0.000", not "0 on every row": a masked final answer that is 0 is right for a constant 0
         Policy("constant", "`0` in every slot", masks_constant, target=("=0", 0.0)),
         Policy("no_box", "the right masks, not boxed", masks_no_box, target=("<=", 0.0)),
+        *_mtf_integrity(),
     ],
     STEP_REORDERING: [
         Policy("reference", "the reference order", reference, target=ONE),
@@ -356,6 +633,8 @@ POLICIES: dict[str, list[Policy]] = {
         Policy("reversed", "the shown order reversed", order_reversed),
         Policy("surface_cues", "let/suppose/first first, therefore/thus/hence/boxed last", order_surface_cues),
         Policy("random", "a uniformly random order (seeded per row)", order_random),
+        Policy("dataflow", "a step computing a number before the steps using it; ties as shown", order_dataflow),
+        Policy("dataflow_cues", "the dataflow order, ties by surface cues", order_dataflow_cues),
     ],
     ERROR_CORRECTION: [
         Policy("reference", "`\\boxed{k; original}`, or `\\boxed{none}`", reference, target=ONE),
@@ -373,6 +652,34 @@ POLICIES: dict[str, list[Policy]] = {
         ),
         Policy("always_step0", "`\\boxed{0}`: step 0, no correction", correction_always_step0, target=("<=", 0.15)),
         Policy("copied_back", "the right step with its corrupted formula copied back", correction_copied_back, target=("<=", 0.0)),
+        Policy(
+            "calculator",
+            "error rows: the first formula false on its own, recomputed (rows at 1.0: solved)",
+            correction_calculator,
+            applies=_error_rows,
+        ),
+        Policy(
+            "decorated_right",
+            "formula errors: the right step, the original + a decoration (family per row)",
+            correction_decorated_right,
+            target=(">=", 0.95),
+            applies=_formula_error_rows,
+        ),
+        Policy(
+            "decorated_copied_back",
+            "formula errors: the corrupted formula copied back + a decoration",
+            correction_decorated_copied_back,
+            target=("<=", 0.10),
+            applies=_formula_error_rows,
+            not_above="copied_back",
+        ),
+        Policy(
+            "braces_toggled",
+            "the right step, the original with subscript braces removed (or added)",
+            correction_braces,
+            target=(">=", 0.97),
+            applies=_correction_braces_rows,
+        ),
     ],
     OUTCOME: [
         Policy("reference", "the answer, boxed", reference, target=ONE),
@@ -387,6 +694,36 @@ POLICIES: dict[str, list[Policy]] = {
             "invented_turn", "a wrong answer, end of turn, an invented turn boxing the reference", outcome_invented_turn, target=("<=", 0.0)
         ),
         Policy("several_boxes", "the reference boxed among wrong candidates, not last", outcome_several_boxes, target=("<=", 0.0)),
+        Policy("wrong_answer", "the answer with its last number changed (or `+ 1`)", outcome_wrong, target=("<=", 0.02)),
+        Policy(
+            "decorated_wrong",
+            "the wrong answer + a decoration (family per row)",
+            outcome_decorated_wrong,
+            target=("<=", 0.10),
+            not_above="wrong_answer",
+        ),
+        Policy("decorated_right", "the answer + a decoration (family per row)", outcome_decorated_right, target=(">=", 0.95)),
+        Policy(
+            "coarse_approximation",
+            "numeric answers: `\\approx d`, 2 significant digits of a value 1.5% off",
+            outcome_coarse,
+            target=("<=", 0.05),
+            applies=_rows_where(lambda r: coarse(_answer(r), _rng("coarse", r))),
+        ),
+        Policy(
+            "irrational_digits",
+            "irrational answers: 2 significant digits (`\\approx 1.4` for `\\sqrt{2}`)",
+            outcome_irrational,
+            target=("<=", 0.05),
+            applies=_rows_where(lambda r: irrational(_answer(r))),
+        ),
+        Policy(
+            "braces_toggled",
+            "answers with a subscript: braces removed (or added)",
+            outcome_braces,
+            target=(">=", 0.97),
+            applies=_rows_where(lambda r: _toggled(_answer(r))),
+        ),
     ],
 }
 """Policies per task; a task without an entry is audited with its reference answer only."""
@@ -428,6 +765,11 @@ def policies_for(task: str) -> list[Policy]:
     return POLICIES.get(task) or [Policy("reference", "the row's reference answer", reference, target=ONE)]
 
 
+def policy_rows(policy: Policy, rows: list[Row]) -> list[Row]:
+    """The rows `policy` is scored on (`Policy.applies`)."""
+    return list(rows) if policy.applies is None else [r for row in rows for r in policy.applies(row)]
+
+
 def score_rows(task: str, rows: list[Row], policy: Policy, reward_name: str | None = None) -> list[float | None]:
     """Score `policy`'s completions for `rows` with the task's reward, as TRL would call it."""
     from mrtasks.rewards import get_reward
@@ -438,14 +780,33 @@ def score_rows(task: str, rows: list[Row], policy: Policy, reward_name: str | No
     return list(fn(completions, **columns))
 
 
+def _mean(scores: list[float | None]) -> float:
+    values = [s for s in scores if s is not None]
+    return statistics.fmean(values) if values else 0.0
+
+
 def audit_rows(task: str, rows: list[Row], reward_name: str | None = None) -> list[AuditResult]:
     out = []
-    for policy in policies_for(task):
-        scores = score_rows(task, rows, policy, reward_name) if rows else []
+    policies = {p.name: p for p in policies_for(task)}
+    plain: dict[str, dict[int, float | None]] = {}  # per-row scores of policies scored on every row as is
+    for policy in policies.values():
+        scored_rows = policy_rows(policy, rows)
+        scores = score_rows(task, scored_rows, policy, reward_name) if scored_rows else []
         values = [s for s in scores if s is not None]
-        mean = statistics.fmean(values) if values else 0.0
+        mean = _mean(scores)
         low = min(values) if values else 0.0
         target, passed = _check(policy.target, mean, low)
+        if policy.not_above and values:
+            other = policies[policy.not_above]
+            known = plain.get(other.name, {})
+            if all(id(r) in known for r in scored_rows):  # the same row objects: reuse their scores
+                bound = _mean([known[id(r)] for r in scored_rows])
+            else:  # the other policy on exactly these rows
+                bound = _mean(score_rows(task, scored_rows, other, reward_name))
+            target += f" and <= {other.name} ({bound:.3f})"
+            passed = bool(passed is not False and round(mean, 4) <= round(bound, 4))
+        if policy.applies is None:
+            plain[policy.name] = {id(r): s for r, s in zip(scored_rows, scores)}
         if values and len(values) < len(scores):
             passed = False if passed is not None else None
         out.append(
@@ -456,18 +817,6 @@ def audit_rows(task: str, rows: list[Row], reward_name: str | None = None) -> li
             )
         )  # fmt: skip
     return out
-
-
-def load_rows(dataset: str | Path, task: str, splits: Sequence[str] | None = None) -> list[Row]:
-    """All rows of one config of a built folder (every split unless `splits` is given)."""
-    from datasets import load_dataset
-
-    loaded = load_dataset(str(dataset), task)
-    rows: list[Row] = []
-    for split in splits or sorted(loaded):
-        if split in loaded:
-            rows.extend(loaded[split].to_list())
-    return rows
 
 
 def run_audit(dataset: str | Path, tasks: Sequence[str] | None = None, splits: Sequence[str] | None = None) -> list[AuditResult]:
@@ -507,9 +856,11 @@ def card_section(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 2
         return "(no task rows)"
     sample = f"at most {max_rows} rows per task (a seeded sample), " if max_rows else ""
     return (
-        f"Mean reward of degenerate policies, {sample}scored with each task's own reward at its "
+        f"Mean reward of each policy, {sample}scored with each task's own reward at its "
         'default options (Masked-Then-Fill: `partial_credit="undecided"`; the truncated-think case '
-        "with `think_prefilled=True`). Rerun on any build with "
+        "with `think_prefilled=True`). `rows` counts the rows a policy applies to (per-position "
+        "policies: one edited position per row); a target `<= policy (x)` holds a policy to another's "
+        "mean on the same rows. Rerun on any build with "
         "`python -m mrtasks.rewards.audit --dataset DIR`.\n\n" + markdown_table(results)
     )
 
@@ -530,11 +881,11 @@ def markdown_table(results: Sequence[AuditResult]) -> str:
 
 
 def text_table(results: Sequence[AuditResult]) -> str:
-    head = f"{'task':<18} {'policy':<22} {'rows':>6} {'mean':>7} {'min':>6} {'@1.0':>7}  target"
+    head = f"{'task':<18} {'policy':<30} {'rows':>6} {'mean':>7} {'min':>6} {'@1.0':>7}  target"
     lines = [head, "-" * len(head)]
     for r in results:
         met = "" if r.passed is None else ("ok" if r.passed else "FAILED")
-        lines.append(f"{r.task:<18} {r.policy:<22} {r.rows:>6} {r.mean:>7.3f} {r.min:>6.2f} {r.full:>7.1%}  {r.target} {met}")
+        lines.append(f"{r.task:<18} {r.policy:<30} {r.rows:>6} {r.mean:>7.3f} {r.min:>6.2f} {r.full:>7.1%}  {r.target} {met}")
     return "\n".join(lines)
 
 
@@ -568,11 +919,86 @@ def plot(results: Sequence[AuditResult], path: Path) -> bool:
     return True
 
 
+EXIT_OK, EXIT_USAGE, EXIT_MISSED, EXIT_OUTPUT, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
+EXIT_CODES = {
+    EXIT_OK: "every policy met its target",
+    EXIT_USAGE: "bad arguments or a dataset that is not a readable build (missing, no card, broken card YAML, "
+                "corrupt Parquet, unknown --task or --split)",
+    EXIT_MISSED: "a policy missed its target (the table marks it FAILED)",
+    EXIT_OUTPUT: "--out cannot be written (a file, a read-only folder)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+
+class AuditError(Exception):
+    """An everyday failure of the command line: one line and its exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def build_configs(dataset: Path) -> dict[str, list[str]]:
+    """The configs of a build folder and their splits, read from its card's YAML `configs:`."""
+    from mrtasks.output import read_marker
+
+    if not dataset.is_dir():
+        raise AuditError(f"--dataset {dataset}: " + ("not a folder" if dataset.exists() else "no such folder"))
+    card = dataset / "README.md"
+    if read_marker(dataset) is None:
+        raise AuditError(f"--dataset {dataset} is not a build of `python -m mrtasks.build` (no build_stats.json marker)")
+    if not card.is_file():
+        raise AuditError(f"--dataset {dataset} has no README.md (the card whose configs: maps the Parquet files)")
+    try:
+        import yaml
+
+        text = card.read_text(encoding="utf-8")
+        header = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else None
+    except (UnicodeDecodeError, IndexError, yaml.YAMLError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise AuditError(f"{card}: the card's YAML header is broken ({first})") from None
+    configs = header.get("configs") if isinstance(header, dict) else None
+    if not isinstance(configs, list):
+        raise AuditError(f"{card}: the card's YAML header has no configs: list")
+    out = {}
+    for c in configs:
+        if isinstance(c, dict) and isinstance(c.get("config_name"), str):
+            out[c["config_name"]] = [f.get("split") for f in c.get("data_files") or [] if isinstance(f, dict)]
+    return out
+
+
+def _load_checked(dataset: Path, tasks: Sequence[str], splits: Sequence[str] | None) -> list[AuditResult]:
+    results = []
+    for task in tasks:
+        try:
+            rows = load_rows(dataset, task, splits)
+        except Exception as e:  # noqa: BLE001 - corrupt Parquet, unreadable files: one line, not a traceback
+            first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+            raise AuditError(f"cannot load the {task} config of {dataset}: {type(e).__name__}: {first}") from None
+        logger.info("%s: %d rows", task, len(rows))
+        results.extend(audit_rows(task, rows, get_task(task).reward))
+    return results
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise AuditError(f"--out {out} exists and is not a folder", EXIT_OUTPUT)
+    ancestor = out
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise AuditError(f"--out {out}: {ancestor} is not a folder", EXIT_OUTPUT)
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise AuditError(f"--out {out} is not writable ({ancestor})", EXIT_OUTPUT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mrtasks.rewards.audit",
         description="Score degenerate policies (reference, rotated masks, one number changed, ...) on every "
-        "task config of a build and report how much reward each earns.",
+        "task config of a build and report how much reward each earns. Prints a table; with --out DIR also "
+        "writes DIR/audit.json and DIR/audit.png.",
+        epilog="exit codes: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items()),
     )
     parser.add_argument("--dataset", required=True, help="a folder written by `python -m mrtasks.build`")
     parser.add_argument("--out", help="write audit.json and audit.png here (default: print only)")
@@ -580,20 +1006,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", action="append", help="audit only this split (repeatable; default: all)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    if not Path(args.dataset).is_dir():
-        parser.error(f"--dataset {args.dataset}: not a folder")
-    results = run_audit(args.dataset, args.task, args.split)
+    try:
+        return _main(args)
+    except AuditError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(args: argparse.Namespace) -> int:
+    dataset = Path(args.dataset)
+    configs = build_configs(dataset)
+    known = list_tasks()
+    unknown = [t for t in args.task or [] if t not in known]
+    if unknown:
+        raise AuditError(f"--task: unknown task(s) {unknown}; tasks are {known}")
+    missing = [t for t in args.task or [] if t not in configs]
+    if missing:
+        raise AuditError(f"--task: {dataset} has no {', '.join(missing)} config (it has {sorted(configs)})")
+    tasks = args.task or [t for t in known if t in configs]
+    if not tasks:
+        raise AuditError(f"{dataset} has no task config (it has {sorted(configs)})")
+    have = sorted({s for t in tasks for s in configs[t] if s})
+    bad = [s for s in args.split or [] if s not in have]
+    if bad:
+        raise AuditError(f"--split: {dataset} has no split {', '.join(map(repr, bad))} (it has {have})")
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        _check_out(out)
+    skipped = [t for t in known if t not in configs and not args.task]
+    for t in skipped:
+        logger.info("no %s config in %s; skipped", t, dataset)
+    results = _load_checked(dataset, tasks, args.split)
     print(text_table(results))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "audit.json").write_text(
-            json.dumps({"dataset": str(args.dataset), "results": [asdict(r) for r in results]}, indent=2) + "\n"
-        )
-        plot(results, out / "audit.png")
-        print(f"wrote {out / 'audit.json'}")
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "audit.json").write_text(
+                json.dumps({"dataset": str(args.dataset), "results": [asdict(r) for r in results]}, indent=2) + "\n"
+            )
+            plot(results, out / "audit.png")
+        except OSError as e:
+            raise AuditError(f"--out {out}: cannot write: {e.strerror or e}", EXIT_OUTPUT) from None
+        print(f"wrote {out / 'audit.json'}" + (f" and {out / 'audit.png'}" if (out / "audit.png").exists() else ""))
     failed = [r for r in results if r.passed is False]
-    return 1 if failed else 0
+    return EXIT_MISSED if failed else EXIT_OK
 
 
 if __name__ == "__main__":

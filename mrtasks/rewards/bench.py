@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,13 +24,14 @@ from typing import Any
 
 from tqdm import tqdm
 
-from mrtasks.jsonl import iter_jsonl
-from mrtasks.rewards.equivalence import safe_for_sympy
+from mrtasks.jsonl import BadLine, iter_jsonl
+from mrtasks.mathcheck import get_pool, safe_for_sympy
 from mrtasks.rewards.mask_fill import mask_fill_reward
 from mrtasks.rewards.outcome import outcome_reward
 from mrtasks.rewards.parsing import extract_answer
-from mrtasks.rewards.pool import get_pool
 from mrtasks.rewards.step_order import step_order_reward
+
+logger = logging.getLogger(__name__)
 
 FILLER = (
     "Let us set up the problem. We write $f(x) = ax^2 + bx + c$ and note that "
@@ -170,9 +172,9 @@ class _FallbackCounter(logging.Handler):
 
 def _cold() -> None:
     """Empty the checker's caches so that every timed batch starts cold (comparable runs)."""
-    from mrtasks.rewards import equivalence
+    from mrtasks.mathcheck import answer, normalize, verdict
 
-    for fn in (equivalence._quick, equivalence.parse_answer, equivalence.normalize, equivalence.final_text):
+    for fn in (verdict._quick, answer.parse_answer, normalize.normalize, normalize.final_text):
         fn.cache_clear()
 
 
@@ -203,17 +205,33 @@ def odd_row_timing(seed: int, n: int = 4096) -> dict[str, float]:
 
 
 def load_answers(path: Path) -> list[str]:
-    """The `answer` field of every JSON line (lines that are not JSON objects are skipped)."""
+    """The `answer` field of every JSON line (lines that are not JSON objects are skipped); a
+    `ValueError` when the file is missing or holds no answer."""
     if not Path(path).is_file():
-        raise SystemExit(f"{path}: no such file")
-    answers = [str(row["answer"]) for _, row in iter_jsonl(path, errors="skip") if row.get("answer") is not None]
+        raise ValueError(f"--answers {path}: no such file" + (" (it is a folder)" if Path(path).is_dir() else ""))
+    answers, bad = [], 0
+    for _, row in iter_jsonl(path, errors="yield"):
+        if isinstance(row, BadLine):
+            bad += 1
+        elif row.get("answer") is not None:
+            answers.append(str(row["answer"]))
     if not answers:
-        raise SystemExit(f"{path}: no rows with an `answer` field")
+        extra = f" ({bad} line(s) are not JSON objects or not UTF-8)" if bad else ""
+        raise ValueError(f"--answers {path}: no rows with an `answer` field{extra}")
+    if bad:
+        logger.warning("%s: skipped %d line(s) that are not JSON objects or not UTF-8", path, bad)
     return answers
 
 
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m mrtasks.rewards.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="exit codes: 0 the timings were printed; 2 bad arguments or an --answers file that is missing or "
+               "holds no answer; 130 interrupted",
+    )
     parser.add_argument("--answers", type=Path, required=True, help="JSONL with an `answer` field per row")
     parser.add_argument("-n", type=int, default=8192, help="rollouts per reward (default: one paper-sized step)")
     parser.add_argument("--chunk", type=int, default=8192, help="completions per reward call")
@@ -221,12 +239,28 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--skip-mathruler", action="store_true", help="do not run the MathRuler baseline loop")
     parser.add_argument("--odd-rows", type=int, default=4096, help="batch size of the one-odd-row timing (0: skip)")
     args = parser.parse_args(argv)
+    if args.n < 1:
+        parser.error(f"-n must be >= 1 (rollouts per reward), got {args.n}")
+    if args.chunk < 1:
+        parser.error(f"--chunk must be >= 1 (completions per reward call), got {args.chunk}")
+    if args.odd_rows < 0:
+        parser.error(f"--odd-rows must be >= 0 (0 skips that timing), got {args.odd_rows}")
+    try:
+        answers = load_answers(args.answers)
+    except ValueError as e:
+        parser.error(str(e))
+    try:
+        return run(args, answers)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
 
-    answers = load_answers(args.answers)
+
+def run(args: argparse.Namespace, answers: list[str]) -> dict[str, Any]:
     t0 = time.perf_counter()
     get_pool().start()
     print(f"worker pool: {get_pool().num_workers} workers, started in {time.perf_counter() - t0:.2f} s, "
-          f"{get_pool().timeout:.2f} s per item")  # fmt: skip
+          f"{get_pool().timeout:.2f} s per item", flush=True)  # fmt: skip
 
     oc, refs = outcome_rollouts(answers, args.n, args.seed)
     so, orders = step_rollouts(args.n, args.seed)

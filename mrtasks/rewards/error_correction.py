@@ -28,10 +28,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mrtasks.rewards.equivalence import equal_batch, normalize
-from mrtasks.rewards.parsing import extract_answer, split_top_level, strip_wrappers
+from mrtasks.mathcheck import MAX_ANSWER_CHARS, equal_batch, split_top_level, strip_wrappers, theorem_key
+from mrtasks.mathcheck.normalize import normalize
+from mrtasks.rewards.parsing import extract_answer
 from mrtasks.rewards.registry import column, register, safe_reward
-from mrtasks.tasks.error_correction import ERROR_CORRECTION, theorem_key
+from mrtasks.tasks.error_correction import ERROR_CORRECTION
 
 STEP_CREDIT = 0.5
 """What the right step alone earns (the corrected formula earns the rest)."""
@@ -45,23 +46,32 @@ _STEP = re.compile(
 )
 
 
+def _unwrap(text: str) -> str:
+    """`strip_wrappers`, for texts up to `MAX_ANSWER_CHARS` (longer ones are only stripped: a
+    hard bound on the work per row)."""
+    return strip_wrappers(text) if len(text) <= MAX_ANSWER_CHARS else text.strip()
+
+
 def parse_correction(boxed: str | None) -> tuple[str, int | None, str]:
     """Read a boxed answer: ("none", None, ""), ("step", k, formula) or ("invalid", None, "")."""
     if boxed is None:
         return "invalid", None, ""
-    text = strip_wrappers(boxed)
+    text = _unwrap(boxed)
     if _NONE.match(text):
         return "none", None, ""
     parts = split_top_level(text, ";")
-    m = _STEP.match(strip_wrappers(parts[0]))
+    m = _STEP.match(_unwrap(parts[0]))
     if not m:
         return "invalid", None, ""
-    formula = strip_wrappers("; ".join(parts[1:])) if len(parts) > 1 else ""
+    formula = _unwrap("; ".join(parts[1:])) if len(parts) > 1 else ""
     return "step", int(m.group(1)), formula
 
 
 def _same(pred: str, ref: str) -> bool:
-    return pred.strip() == ref.strip() or normalize(pred) == normalize(ref)
+    """The same text, or the same normal form (formulas up to `MAX_ANSWER_CHARS`)."""
+    if pred.strip() == ref.strip():
+        return True
+    return max(len(pred), len(ref)) <= MAX_ANSWER_CHARS and normalize(pred) == normalize(ref)
 
 
 @register(ERROR_CORRECTION)

@@ -5,16 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mrtasks.rewards.parsing import (
-    THINK_CLOSE,
-    THINK_OPEN,
-    answer_region,
-    completion_text,
-    cut_at_end_of_turn,
-    last_boxed,
-    parse_order,
-    split_top_level,
-)
+from mrtasks.mathcheck import last_boxed, split_top_level
+from mrtasks.rewards.parsing import THINK_CLOSE, THINK_OPEN, answer_region, completion_text, cut_at_end_of_turn, parse_order
 from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING
 

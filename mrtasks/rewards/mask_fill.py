@@ -4,11 +4,26 @@ The paper scores a position 1 when the fill is equivalent to the masked formula 
 similarity otherwise. Taken literally, a fill with one number changed in every mask earns 0.94
 and the right masks in the wrong slots 0.45 (`python -m mrtasks.rewards.audit` on a build of the
 shared corpora), so a policy learns to look like the reference rather than be right. The
-default here (`partial_credit="undecided"`) gives similarity only where the equivalence checker
-cannot decide (prose, theorem names, formulas outside its grammar); a decided mismatch scores 0,
-and so does an undecided near miss (the same tokens with another number, or a letter renamed
-inconsistently) or a similarity below `MIN_SIMILARITY`. `partial_credit="all"` keeps the paper's
-literal variant (similarity on every mismatch).
+default (`partial_credit="undecided"`) scores each position by this rule:
+
+1. Presentational markup goes first, from the fill and the mask alike (`mathcheck.strip_markup`,
+   applied by the checker's `normalize`): markers (`\\quad(\\star)`, `\\blacksquare`,
+   `\\checkmark`, `(2)`), connectives (`\\because`, `\\therefore`, `\\text{so }`), styling and
+   invisible commands (`\\color`, `\\textcolor`, `\\hphantom{}`, `\\displaystyle`, a whole-formula
+   `\\mathbf{..}`), trailing `\\tag*{}`, `\\dots`, prose (`\\text{(by AM-GM)}`) and punctuation, a
+   Unicode minus, full-width digits.
+2. Equivalent (the checker's EQUAL): 1.0.
+3. The reference decides whether similarity may apply, never the fill: a mask within the
+   checker's grammar (`mathcheck.in_grammar`: every leaf reads as an expression) is judged by
+   the checker alone, so anything but EQUAL scores 0 there, and a fill the checker cannot read
+   earns nothing (an unknown decoration cannot turn "different" into "undecided").
+4. Masks outside the grammar (prose, theorem names, big operators, congruences, commands the
+   checker cannot read): 0 when the checker decides they differ or the fill is a near miss
+   (`near_miss`: the same token sequence but for numbers, signs, operators, relations, functions
+   or free letters, or a minus or negation added or dropped); else text similarity, 0 below
+   `MIN_SIMILARITY`. Theorem names are matched through the checker's lexicon.
+
+`partial_credit="all"` keeps the paper's literal variant (similarity on every mismatch).
 """
 
 from __future__ import annotations
@@ -19,10 +34,17 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from mrtasks.curate.heuristic import theorem_names_equal
-from mrtasks.rewards import equivalence
-from mrtasks.rewards.equivalence import MAX_ANSWER_CHARS, Verdict, normalize
-from mrtasks.rewards.parsing import extract_answer, split_top_level, strip_wrappers
+from mrtasks.mathcheck import (
+    MAX_ANSWER_CHARS,
+    Verdict,
+    in_grammar,
+    judge_batch,
+    split_top_level,
+    strip_wrappers,
+    theorem_names_equal,
+)
+from mrtasks.mathcheck.normalize import normalize
+from mrtasks.rewards.parsing import extract_answer
 from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import MASKED_THEN_FILL
 
@@ -53,10 +75,10 @@ def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
     """Three-valued verdicts for (fill, mask) pairs: True equivalent, False decided not, None undecided.
 
     The checker's `judge_batch` (EQUAL / DIFFERENT / UNDECIDED). Theorem names known to the
-    curation lexicon are then decided by canonical name (`Pythagoras' theorem` is the
+    checker's lexicon (`mrtasks.mathcheck.theorems`) are then decided by canonical name (`Pythagoras' theorem` is the
     `Pythagorean theorem`; `AM-GM` is not `Cauchy-Schwarz`), once per distinct pair.
     """
-    verdicts: list[bool | None] = [_THREE[v] for v in equivalence.judge_batch(pairs, strip_lhs=False)]
+    verdicts: list[bool | None] = [_THREE[v] for v in judge_batch(pairs, strip_lhs=False)]
     names: dict[tuple[str, str], bool | None] = {}  # a prompt's rollouts repeat (fill, mask) pairs
     for i, v in enumerate(verdicts):
         if v is not True:
@@ -70,48 +92,123 @@ def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
 _THREE = {Verdict.EQUAL: True, Verdict.DIFFERENT: False, Verdict.UNDECIDED: None}
 
 
-_TOKEN = re.compile(r"\\[a-zA-Z]+|\d+(?:\.\d+)?|\S")
+_TOKEN = re.compile(
+    r"\\[a-zA-Z]+|\d+(?:\.\d+)?"
+    r"|(?<![A-Za-z])(?:lcm|gcd|deg|det|sgn|ord|arg|Re|Im|tr|rank|mod|max|min|sup|inf|lim|exp|log|ln)(?![A-Za-z])|\S"
+)
+"""Tokens: a command, a number, an operator name written in letters (`\\operatorname{lcm}` is
+normalized to `lcm`), or one character."""
 _NUM = re.compile(r"\d+(?:\.\d+)?")
+MAX_NEAR_MISS_CHARS = 2 * MAX_ANSWER_CHARS
+"""Longer fills are not tokenized for the near-miss rule (they are never near misses of a mask)."""
+
+_SYNONYMS = {
+    "\\varepsilon": "\\epsilon", "\\varphi": "\\phi", "\\vartheta": "\\theta", "\\varrho": "\\rho",
+    "\\rightarrow": "\\to", "\\longrightarrow": "\\to", "\\ne": "\\neq", "\\le": "\\leq", "\\ge": "\\geq",
+    "\\ldots": "\\dots", "\\cdots": "\\dots", "\\dotsb": "\\dots", "\\dotsc": "\\dots", "\\lbrace": "\\{",
+    "\\rbrace": "\\}", "\\land": "\\wedge", "\\lor": "\\vee", "\\lnot": "\\neg", "\\implies": "\\Rightarrow",
+    "\\Longrightarrow": "\\Rightarrow", "\\iff": "\\Leftrightarrow", "\\Longleftrightarrow": "\\Leftrightarrow",
+    "\\varnothing": "\\emptyset", "\\gets": "\\leftarrow", "\\lvert": "|", "\\rvert": "|",
+}  # fmt: skip
+_OPERATORS = {"+", "-", "*", "/", "\\div", "\\pm", "\\mp", "\\cdot", "\\times", "\\circ", "\\oplus", "\\otimes",
+              "\\cap", "\\cup", "\\setminus", "\\wedge", "\\vee", "\\bigcap", "\\bigcup"}  # fmt: skip
+_RELATIONS = {"=", "<", ">", "≈", "≤", "≥", "≠", "\\leq", "\\geq", "\\neq", "\\equiv", "\\sim", "\\simeq", "\\cong",
+              "\\approx", "\\subset", "\\subseteq", "\\supset", "\\supseteq", "\\in", "\\notin", "\\mid",
+              "\\nmid", "\\perp", "\\parallel", "\\propto", "\\ll", "\\gg", "\\to", "\\Rightarrow",
+              "\\Leftrightarrow", "\\not", "|"}  # fmt: skip
+_BOUND = re.compile(
+    r"\\(?:sum|prod|bigcup|bigcap|coprod|lim|limsup|liminf|max|min|sup|inf|int|iint|oint)\w*\s*_\s*\{?\s*([a-zA-Z])"
+    r"|\\(?:forall|exists)\s*([a-zA-Z])"
+)
+_DIFFERENTIAL = re.compile(r"(?<![a-zA-Z\\])d([a-zA-Z])(?![a-zA-Z])")
 
 
-def _atom(token: str) -> bool:
-    """A number or a single letter."""
-    return bool(_NUM.fullmatch(token)) or (len(token) == 1 and token.isalpha())
+_NEGATIONS = {"-", "\\not", "\\neg"}
+"""One of these added or dropped makes a near miss (`-x` for `x`, `\\not\\equiv` for `\\equiv`)."""
+
+
+def _tokens(text: str) -> list[str]:
+    return [_SYNONYMS.get(t, t) if t[0] == "\\" or len(t) == 1 else "\\" + t for t in _TOKEN.findall(normalize(text))]
+
+
+def _token_class(tok: str) -> str:
+    """number, letter (Latin or Greek), operator, relation, command, or the token itself."""
+    if _NUM.fullmatch(tok):
+        return "number"
+    if len(tok) == 1 and tok.isalpha():
+        return "letter"
+    if tok in _OPERATORS:
+        return "operator"
+    if tok in _RELATIONS:
+        return "relation"
+    if tok.startswith("\\") and tok[1:].isalpha():
+        return "letter" if tok[1:] in _GREEK else "command"
+    return tok
+
+
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu",
+    "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "Gamma", "Delta", "Theta",
+    "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega",
+}  # fmt: skip
+
+
+def bound_letters(formula: str) -> set[str]:
+    """Letters a big operator, a limit, a quantifier or an integral's `dx` binds: renaming them
+    consistently writes the same formula."""
+    text = normalize(formula)
+    bound = {g for m in _BOUND.finditer(text) for g in m.groups() if g}
+    if "\\int" in text or "\\oint" in text:
+        bound |= {m.group(1) for m in _DIFFERENTIAL.finditer(text)}
+    return bound
 
 
 def near_miss(pred: str, ref: str) -> bool:
-    """The same token sequence with other numbers, or single letters renamed inconsistently.
+    """Another formula of the same shape: the same token sequence but for numbers, signs,
+    operators, relations, functions or letters swapped (`a+b` for `a-b`, `\\tan` for `\\cot`,
+    `\\cap` for `\\cup`, `<` for `>`, `n` renamed `m`), or a minus sign or a negation added or
+    dropped (`-x` for `x`, `\\not\\equiv` for `\\equiv`).
 
-    The checker leaves many formulas undecided (big operators, prose, `\\equiv`), where one
-    changed number would otherwise keep ~0.95 similarity. A consistent renaming (a bijection of
-    letters, e.g. a bound variable `k` -> `j`) is not a near miss: it may be the same formula.
+    For references outside the checker's grammar (`mrtasks.mathcheck.in_grammar`), where text
+    similarity would otherwise pay ~0.3-0.95 for such a fill. Letters renamed consistently (a
+    bijection) are a near miss unless every renamed letter is bound in the reference (a
+    summation index `k` -> `j`, `dx` -> `dt`): that may be the same formula.
     """
-    a, b = _TOKEN.findall(normalize(pred)), _TOKEN.findall(normalize(ref))
-    if len(a) != len(b) or a == b:
+    if len(pred) > MAX_NEAR_MISS_CHARS or len(ref) > MAX_NEAR_MISS_CHARS:
         return False
+    a, b = _tokens(pred), _tokens(ref)
+    if a == b:
+        return False
+    if len(a) != len(b):
+        if abs(len(a) - len(b)) != 1:
+            return False
+        longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+        return any(longer[k] in _NEGATIONS and longer[:k] + longer[k + 1 :] == shorter for k in range(len(longer)))
     diffs = [(x, y) for x, y in zip(a, b) if x != y]
-    if not all(_atom(x) and _atom(y) for x, y in diffs):
-        return False  # another command or symbol: leave it to similarity
-    if any(_NUM.fullmatch(x) or _NUM.fullmatch(y) for x, y in diffs):
+    classes = [(_token_class(x), _token_class(y)) for x, y in diffs]
+    if not all(cx == cy and cx in ("number", "letter", "operator", "relation", "command") for cx, cy in classes):
+        return False  # another structure: leave it to similarity
+    if any(cx != "letter" for cx, _ in classes):
         return True
     forward: dict[str, str] = {}
     backward: dict[str, str] = {}
-    for x, y in zip(a, b):
-        if len(x) == 1 and x.isalpha() and len(y) == 1 and y.isalpha():
-            if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
-                return True  # the same letter renamed two ways: not a renaming
-    return False
+    for x, y in diffs:
+        if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
+            return True  # the same letter renamed two ways: not a renaming
+    bound = bound_letters(ref)
+    return not all(y.lstrip("\\") in bound or y in bound for y in forward.values())
 
 
 def position_score(verdict: bool | None, pred: str, ref: str, partial_credit: str) -> float:
     """1.0 equivalent. Under "all" (the paper's literal rule), similarity otherwise. Under
-    "undecided": 0.0 when the checker decides they differ, or when they are a near miss (another
-    number, an inconsistently renamed letter); else similarity, 0 below `MIN_SIMILARITY`."""
+    "undecided" (the default): 0.0 when the checker decides they differ, when the reference is
+    within the checker's grammar (`in_grammar`: then only the checker's EQUAL pays, and a fill it
+    cannot read earns 0), or when the fill is a near miss; else similarity, 0 below `MIN_SIMILARITY`."""
     if verdict is True:
         return 1.0
     if partial_credit == "all":
         return similarity(pred, ref)
-    if verdict is False or near_miss(pred, ref):
+    if verdict is False or in_grammar(ref) or near_miss(pred, ref):
         return 0.0
     score = similarity(pred, ref)
     return score if score >= MIN_SIMILARITY else 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mrtasks.rewards.equivalence import equal_batch
+from mrtasks.mathcheck import equal_batch
 from mrtasks.rewards.parsing import final_answer_parts
 from mrtasks.rewards.registry import column, register, safe_reward
 from mrtasks.tasks import OUTCOME
@@ -30,7 +30,7 @@ def outcome_reward(
     think_prefilled: bool = False,
     **kwargs: Any,
 ) -> list[float | None]:
-    """1.0 when the final answer equals `answer` symbolically or numerically: `parsing.final_boxes`,
+    """1.0 when the final answer equals `answer` symbolically or numerically: `parsing.final_answer_parts`,
     the last `\\boxed{}` of the answer region (after `</think>`, before any end-of-turn token) with
     the boxes joined to it by and/or/commas (or each of those boxes). 0.0 otherwise (no box, unfinished thinking included).
     None for other tasks' rows."""

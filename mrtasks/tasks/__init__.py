@@ -5,19 +5,13 @@ dataset config name, its rows' `task` column and its reward's name. Adding a tas
 module here (its constructor and spec), its prompt, its reward and its tests.
 """
 
-MASKED_THEN_FILL = "masked_then_fill"
-STEP_REORDERING = "step_reordering"
-OUTCOME = "outcome"
-
-MASK_TOKEN = "<formula_masked>"
-
-from mrtasks.tasks.base import NotEligible  # noqa: E402
-from mrtasks.tasks.error_correction import ERROR_CORRECTION, ErrorCorrectionConfig, make_error_correction  # noqa: E402
-from mrtasks.tasks.masked_then_fill import MaskedThenFillConfig, make_masked_then_fill  # noqa: E402
-from mrtasks.tasks.outcome import OutcomeConfig, make_outcome  # noqa: E402
-from mrtasks.tasks.registry import TaskSpec, get_task, list_tasks, register_task  # noqa: E402
-from mrtasks.tasks.step_reordering import StepReorderingConfig, make_step_reordering  # noqa: E402
-from mrtasks.trajectory import TRAJECTORIES  # noqa: E402
+from mrtasks.tasks.base import NotEligible
+from mrtasks.tasks.error_correction import ERROR_CORRECTION, ErrorCorrectionConfig, make_error_correction
+from mrtasks.tasks.masked_then_fill import MASK_TOKEN, MASKED_THEN_FILL, MaskedThenFillConfig, make_masked_then_fill
+from mrtasks.tasks.outcome import OUTCOME, OutcomeConfig, make_outcome
+from mrtasks.tasks.registry import TaskSpec, get_task, list_tasks, register_task
+from mrtasks.tasks.step_reordering import STEP_REORDERING, StepReorderingConfig, make_step_reordering
+from mrtasks.trajectory import TRAJECTORIES
 
 __all__ = [
     "MASKED_THEN_FILL",

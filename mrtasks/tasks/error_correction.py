@@ -8,8 +8,20 @@ swapped theorem name; the answer is `\\boxed{k; corrected formula}`. In a seeded
 (`none_fraction`, default 0.2) nothing was changed and the answer is `\\boxed{none}`, so naming
 a step is never free.
 
-"Provably wrong": the equivalence checker (`mrtasks.rewards.equivalence`, its in-process tiers
-only, so construction stays deterministic and never waits on a worker) must *decide* that the
+Kinds a calculator cannot find. A number, sign or operator edit of a computation (`36+45=81` ->
+`36+45=82`) leaves a formula that is false on its own: recomputing every formula finds the step
+(the audit's `calculator` policy). In a seeded share of the error rows (`unsupported_fraction`,
+default 0.3; only where the trajectory has a computation to edit) the edited step stays true on
+its own but does not follow from the steps before it: `quantity` puts another quantity of the
+problem or of an earlier step in place of one operand and recomputes the result (`5*2=10` ->
+`5*3=15` where 3 is a given), `dropped_term` drops one term of a sum of three or more and
+recomputes (`2+3+2=7` -> `2+2=4`). Every other constant member of the chain gets the new value
+(`x = 3 \\cdot 4 = 12` -> `x = 3 \\cdot 5 = 15`), units and currency signs are kept, and an
+integer result stays an integer (a decimal keeps its places). The answer is the original formula,
+as for every kind.
+
+"Provably wrong": the equivalence checker (`mrtasks.mathcheck.judge_in_process`, its in-process
+tiers only, so construction stays deterministic and never waits on a worker) must *decide* that the
 edited formula is not the original; an edit it cannot decide is not used. Theorem-name swaps
 are wrong by construction (two different theorems of one table group). Which trajectories are
 eligible does not depend on the seed or on the none draw: the none rows come from the same
@@ -21,9 +33,13 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
+from mrtasks.mathcheck import Verdict, judge_in_process, numeric_truth, split_top_level, theorem_key
+from mrtasks.mathcheck.expr import values_equal
 from mrtasks.prompts import error_correction_messages
+from mrtasks.tasks import arithmetic
 from mrtasks.tasks.base import NotEligible, rng_for
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.tasks.step_reordering import strip_step_label
@@ -32,7 +48,9 @@ from mrtasks.trajectory import Trajectory
 ERROR_CORRECTION = "error_correction"
 NO_ERROR = "none"
 """The boxed answer of a row without an error."""
-ERROR_TYPES: tuple[str, ...] = ("number", "sign", "operator", "relation", "theorem")
+UNSUPPORTED_TYPES: tuple[str, ...] = ("quantity", "dropped_term")
+"""Edits that keep the step true on its own (a calculator cannot find them)."""
+ERROR_TYPES: tuple[str, ...] = ("number", "sign", "operator", "relation", "theorem", *UNSUPPORTED_TYPES)
 
 
 @dataclass(frozen=True)
@@ -49,10 +67,17 @@ class ErrorCorrectionConfig:
     """Longer formulas are not edited (the checker compares very long answers as strings)."""
     max_checks: int = 64
     """At most this many candidate edits are put to the checker per trajectory."""
+    unsupported_fraction: float = 0.3
+    """Share of error rows (seeded per row) whose edit keeps the step true on its own but makes it
+    not follow from the steps before (`quantity`, `dropped_term`), where the trajectory has a
+    computation to edit; the other drawn rows fall back to the classic kinds. 0 gives the rows of
+    a build without these kinds."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.none_fraction < 1.0:
             raise ValueError("none_fraction must be in [0, 1)")
+        if not 0.0 <= self.unsupported_fraction <= 1.0:
+            raise ValueError("unsupported_fraction must be in [0, 1]")
         if self.min_steps < 1:
             raise ValueError("min_steps must be >= 1")
         if self.max_steps is not None and self.max_steps < self.min_steps:
@@ -93,19 +118,6 @@ THEOREM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("L'Hopital's rule", "chain rule", "product rule", "quotient rule"),
     ("Vieta's formulas", "Binomial Theorem", "Remainder Theorem"),
 )
-
-
-def theorem_key(name: str) -> str:
-    """A name's identity: letters only, lower case, without "the", possessive `'s` and a trailing "s".
-
-    `Rolle's theorem`, `Rolle theorem` and `the Rolle's Theorem` share a key; `Cauchy-Schwarz`
-    and `Cauchy–Schwarz` too.
-    """
-    text = re.sub(r"\\(?:text|textbf|textit|mathrm|emph)\s*\{([^{}]*)\}", r"\1", name).lower()
-    text = re.sub(r"['\u2019`]s\b", "", text)
-    text = re.sub(r"\bthe\b", " ", text)
-    words = re.findall(r"[a-z]+", text)
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
 
 
 def _name_pattern(name: str) -> str:
@@ -179,8 +191,6 @@ def formula_edits(formula: str) -> list[tuple[str, str]]:
 
 def _editable(formula: str, config: ErrorCorrectionConfig) -> bool:
     """Can this formula be an answer? Not too long, braces balanced, no box/tag, no top-level `;`."""
-    from mrtasks.rewards.parsing import split_top_level
-
     if not formula.strip() or len(formula) > config.max_formula_chars:
         return False
     if any(cmd in formula for cmd in ("\\boxed", "\\fbox", "\\tag")):
@@ -228,30 +238,6 @@ def candidate_edits(steps: list[str], formulas: list[str], config: ErrorCorrecti
     return edits
 
 
-def numeric_truth(formula: str) -> bool | None:
-    """True / False for a relation between constants (`42/2 = 21`, `3 < 5`), None otherwise."""
-    from mrtasks.rewards import equivalence, expr
-
-    try:
-        a = equivalence.parse_answer(formula, strip_lhs=False)
-        if a.kind != "relation" or len(a.parts) != len(a.rels) + 1:
-            return None
-        if any(p.node is None or expr.variables(p.node) for p in a.parts):
-            return None
-        values = [expr.evaluate(p.node, {}) for p in a.parts]
-    except (expr.ExprError, ArithmeticError, ValueError, TypeError):
-        return None  # a formula the checker cannot evaluate states nothing we can test
-    for rel, x, y in zip(a.rels, values, values[1:]):
-        same = expr.values_equal(x, y)
-        holds = {"=": same, "\\neq": not same, "<": x < y and not same, ">": x > y and not same,
-                 "\\leq": x < y or same, "\\geq": x > y or same}.get(rel)  # fmt: skip
-        if holds is None:
-            return None
-        if not holds:
-            return False
-    return True
-
-
 def decided_not_equal(corrupted: str, original: str) -> bool:
     """Does the checker *decide* that `corrupted` is not `original` (formulas: left sides kept)?
 
@@ -261,8 +247,6 @@ def decided_not_equal(corrupted: str, original: str) -> bool:
     (`44/2 = 21` vs `42/2 = 21`: both sides constant): a true statement edited into a false one
     is decided different.
     """
-    from mrtasks.rewards.equivalence import Verdict, judge_in_process
-
     if corrupted.strip() == original.strip():
         return False
     verdict = judge_in_process(corrupted, original, strip_lhs=False)
@@ -298,6 +282,134 @@ def _choose(edits: list[Edit], rng: random.Random, max_checks: int) -> Edit | No
     return None
 
 
+# --- edits a calculator cannot find -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Computation:
+    """A formula occurrence that computes: one member with an operation (`expression`), the other
+    constant members lone numbers with the same value, members with variables left as they are."""
+
+    step: int
+    start: int
+    formula: str
+    spans: tuple[tuple[int, int], ...]
+    expression: int
+    numerals: tuple[int, ...]
+    value: Fraction
+
+
+def _computation(step: int, start: int, formula: str) -> Computation | None:
+    spans, rels = arithmetic.members(formula)
+    if len(spans) < 2 or any(r != "=" for r in rels):
+        return None
+    texts = [formula[a:b] for a, b in spans]
+    values = [arithmetic.value(t) for t in texts]
+    constant = [i for i, v in enumerate(values) if v is not None]
+    expressions = [i for i in constant if arithmetic.is_operation(texts[i])]
+    numerals = [i for i in constant if i not in expressions and arithmetic.lone_number(texts[i])]
+    if len(expressions) != 1 or not numerals or len(expressions) + len(numerals) != len(constant):
+        return None
+    v = values[expressions[0]]
+    if not isinstance(v, Fraction) or not all(values_equal(values[i], v) for i in constant):
+        return None  # not exact, or not a true computation as written
+    return Computation(step, start, formula, tuple(spans), expressions[0], tuple(numerals), v)
+
+
+def computations(steps: list[str], formulas: list[str], config: ErrorCorrectionConfig) -> list[Computation]:
+    """Every editable formula occurrence (first in each step) that is a true computation."""
+    out = []
+    readable = [f for f in dict.fromkeys(formulas) if _editable(f, config) and "=" in f and any(c.isdigit() for c in f)]
+    for k, step in enumerate(steps):
+        for formula in readable:
+            pos = step.find(formula)
+            if pos >= 0 and (c := _computation(k, pos, formula)) is not None:
+                out.append(c)
+    return out
+
+
+def _recomputed(c: Computation, expression: str) -> str | None:
+    """The computation with its expression member replaced and every lone-number member given the
+    new value, or None when the value is not a plausible result (the same, zero, irrational, of
+    another sign, or a fraction where the result was an integer)."""
+    v = arithmetic.value(expression)
+    if not isinstance(v, Fraction) or v == c.value or v == 0 or (v < 0) != (c.value < 0):
+        return None
+    texts = [c.formula[a:b] for a, b in c.spans]
+    texts[c.expression] = expression
+    for i in c.numerals:
+        like = arithmetic.lone_number(texts[i])
+        if like is None or (v.denominator != 1 and "." not in like.group(0)):
+            return None  # an integer result stays an integer
+        new = arithmetic.replace_number(texts[i], v, allow_fraction=False)
+        if new is None:
+            return None
+        texts[i] = new
+    return arithmetic.join(c.formula, list(c.spans), texts)
+
+
+def _quantities(text: str) -> list[str]:
+    return [m.group(0) for m in _NUMBER.finditer(text)]
+
+
+def _quantity_edits(c: Computation, pool: list[str], rng: random.Random) -> list[tuple[str, str]]:
+    """`quantity`: one operand replaced by another quantity of the solution (seeded order)."""
+    a, b = c.spans[c.expression]
+    member = c.formula[a:b]
+    out = []
+    operands = list(_NUMBER.finditer(member))
+    rng.shuffle(operands)
+    for m in operands:
+        others = [q for q in dict.fromkeys(pool) if Fraction(q) != Fraction(m.group(0))]
+        rng.shuffle(others)
+        for q in others[:4]:
+            new = _recomputed(c, member[: m.start()] + q + member[m.end() :])
+            if new is not None:
+                out.append((new, "quantity"))
+    return out
+
+
+def _dropped_term_edits(c: Computation, rng: random.Random) -> list[tuple[str, str]]:
+    """`dropped_term`: one term (not the first) of a sum of three or more dropped (seeded order)."""
+    a, b = c.spans[c.expression]
+    member = c.formula[a:b]
+    terms = arithmetic.signed_term_spans(member)
+    if len(terms) < 3:
+        return []
+    out = []
+    picks = list(range(1, len(terms)))
+    rng.shuffle(picks)
+    for k in picks:
+        s, e = terms[k]
+        new = _recomputed(c, member[:s] + member[e:])
+        if new is not None:
+            out.append((new, "dropped_term"))
+    return out
+
+
+def unsupported_corruption(
+    steps: list[str], formulas: list[str], problem: str, rng: random.Random, config: ErrorCorrectionConfig
+) -> Edit | None:
+    """A seeded `quantity` or `dropped_term` edit that the checker decides is not the original and
+    that still holds as a computation, or None. Quantities are the numbers of the problem and of
+    the steps before the edited one (what the step could have used by mistake)."""
+    found = computations(steps, formulas, config)
+    rng.shuffle(found)
+    checks = 0
+    for c in found:
+        pool = [q for q in _quantities(problem) + [q for s in steps[: c.step] for q in _quantities(s)] if q not in ("0", "1")]
+        kinds = [lambda c=c, pool=pool: _quantity_edits(c, pool, rng), lambda c=c: _dropped_term_edits(c, rng)]
+        rng.shuffle(kinds)
+        for kind in kinds:
+            for corrupted, error_type in kind():
+                if checks >= config.max_checks:
+                    return None
+                checks += 1
+                if _editable(corrupted, config) and arithmetic.holds(corrupted) and decided_not_equal(corrupted, c.formula):
+                    return Edit(c.step, c.start, c.start + len(c.formula), c.formula, corrupted, error_type)
+    return None
+
+
 # --- rows ----------------------------------------------------------------------------------------
 
 
@@ -309,7 +421,7 @@ def make_error_correction(
     Columns: `steps` (as shown, with the corruption), `error_step` (the shown number of the
     wrong step, -1 when there is none), `original` / `corrupted` (the formula or theorem name
     before and after the edit, "" when none) and `error_type` (number, sign, operator,
-    relation, theorem; "" when none).
+    relation, theorem, quantity, dropped_term; "" when none).
     """
     n = len(traj.steps)
     if n < config.min_steps:
@@ -325,6 +437,11 @@ def make_error_correction(
     chosen = _choose(edits, rng, config.max_checks)
     if chosen is None:
         raise NotEligible("no_provable_corruption", f"{min(len(edits), config.max_checks)} edits undecided")
+    # a stream of its own: rows not drawn for these kinds are the rows of a build without them
+    other = rng_for(traj, seed, f"{ERROR_CORRECTION}:unsupported")
+    if not no_error and other.random() < config.unsupported_fraction:
+        formulas = [f.text for f in traj.formulas]
+        chosen = unsupported_corruption(steps, formulas, traj.problem, other, config) or chosen
     row: Row = {
         "id": traj.id,
         "task": ERROR_CORRECTION,

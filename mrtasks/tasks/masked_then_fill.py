@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mrtasks.prompts import masked_then_fill_messages
-from mrtasks.tasks import MASK_TOKEN, MASKED_THEN_FILL
 from mrtasks.tasks.base import NotEligible, rng_for
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.trajectory import Formula, Trajectory
+
+MASKED_THEN_FILL = "masked_then_fill"
+MASK_TOKEN = "<formula_masked>"
 
 
 @dataclass(frozen=True)
@@ -17,7 +19,8 @@ class MaskedThenFillConfig:
     """Which formulas to mask. Paper: samples keep at least 7 maskable formulas."""
 
     num_masks: int = 7
-    """How many formulas to mask (capped by how many the trajectory has)."""
+    """How many distinct formulas to mask (capped by how many the trajectory has); a formula
+    written more than once is masked at every copy."""
     min_formulas: int = 7
     """Trajectories with fewer maskable formulas are not eligible."""
     selection: Literal["importance", "random"] = "importance"
@@ -46,22 +49,40 @@ def mask_solution(solution: str, spans: list[Formula]) -> str:
     return "".join(out)
 
 
+def formula_groups(formulas: list[Formula]) -> list[list[Formula]]:
+    """The formulas grouped by text (whitespace ignored), in the order of each group's first entry.
+
+    An annotator lists a formula the solution writes more than once with every copy; the copies
+    are masked together, since a visible copy would give the mask away. Without repeated texts
+    every group holds one formula.
+    """
+    groups: dict[str, list[Formula]] = {}
+    for f in formulas:
+        groups.setdefault("".join(f.text.split()), []).append(f)
+    return list(groups.values())
+
+
 def make_masked_then_fill(
     traj: Trajectory, seed: int = 0, config: MaskedThenFillConfig = MaskedThenFillConfig()
 ) -> Row:
-    """Build one Masked-Then-Fill row; raises NotEligible when there are too few formulas."""
-    if len(traj.formulas) < config.min_formulas:
-        raise NotEligible("too_few_formulas", f"{len(traj.formulas)} < {config.min_formulas}")
+    """Build one Masked-Then-Fill row; raises NotEligible when there are too few formulas.
+
+    Formulas are counted and chosen by distinct text (`formula_groups`); a chosen formula is
+    masked at every copy the annotator listed, so `masks` may repeat a text.
+    """
+    groups = formula_groups(traj.formulas)
+    if len(groups) < config.min_formulas:
+        raise NotEligible("too_few_formulas", f"{len(groups)} < {config.min_formulas}")
     rng = rng_for(traj, seed, MASKED_THEN_FILL)
-    k = min(config.num_masks, len(traj.formulas))
+    k = min(config.num_masks, len(groups))
     if config.selection == "importance":
-        chosen = traj.formulas[:k]
+        picked = groups[:k]
     else:
-        chosen = rng.sample(traj.formulas, k)
-    chosen = sorted(chosen, key=lambda f: f.start)
+        picked = rng.sample(groups, k)
+    chosen = sorted((f for group in picked for f in group), key=lambda f: f.start)
     masked = mask_solution(traj.solution, chosen)
-    scored = list(range(k))
-    if config.num_scored is not None and config.num_scored < k:
+    scored = list(range(len(chosen)))
+    if config.num_scored is not None and config.num_scored < len(chosen):
         scored = sorted(rng.sample(scored, config.num_scored))
     row = {
         "id": traj.id,

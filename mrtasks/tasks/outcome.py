@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mrtasks.prompts import outcome_messages
-from mrtasks.tasks import OUTCOME
 from mrtasks.tasks.base import NotEligible
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.trajectory import Trajectory
+
+OUTCOME = "outcome"
 
 
 @dataclass(frozen=True)

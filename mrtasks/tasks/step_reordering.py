@@ -7,26 +7,37 @@ from dataclasses import dataclass
 from typing import Any
 
 from mrtasks.prompts import step_reordering_messages
-from mrtasks.tasks import STEP_REORDERING
 from mrtasks.tasks.base import NotEligible, rng_for
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.trajectory import Trajectory
 
+STEP_REORDERING = "step_reordering"
+MAX_PROMPT_CHARS = 6000
+"""The default length limit of a Step Reordering prompt, in characters (about 2048 tokens)."""
+
 
 @dataclass(frozen=True)
 class StepReorderingConfig:
-    """Which trajectories to shuffle. The paper's Leibniz case has 6 steps."""
+    """Which trajectories to shuffle. The paper's Leibniz case has 6 steps; an olympiad proof cut
+    into all its steps has 17 to 80, so no step cap binds by default: the prompt's length does."""
 
     min_steps: int = 3
     """Fewer steps make a trivial puzzle (2 steps have one non-identity order)."""
-    max_steps: int | None = 20
-    """Longer step lists are not eligible (the prompt grows and the task becomes noise)."""
+    max_steps: int | None = None
+    """Longer step lists are not eligible (`too_many_steps`); None: no cap."""
+    max_prompt_chars: int | None = MAX_PROMPT_CHARS
+    """Rows whose prompt (system and user message) is longer are not eligible (`prompt_too_long`):
+    the paper trains Stage I on prompts of at most 2048 tokens, and a LaTeX proof runs at about 3
+    characters a token, so 6000 characters keep a row within 2048 tokens (training drops longer
+    prompts by its tokenizer's exact count, `max_prompt_length`). None: no limit."""
 
     def __post_init__(self) -> None:
         if self.min_steps < 2:
             raise ValueError("min_steps must be >= 2: one step cannot be shuffled")
         if self.max_steps is not None and self.max_steps < self.min_steps:
             raise ValueError("max_steps must be >= min_steps")
+        if self.max_prompt_chars is not None and self.max_prompt_chars < 1:
+            raise ValueError("max_prompt_chars must be >= 1 or None")
 
 
 # A leading enumeration ("Step 3:", "3.", "(3)", "**Step 3.**", "iii)") would give the order away.
@@ -54,7 +65,8 @@ def shuffle_steps(n: int, rng) -> list[int]:
 def make_step_reordering(
     traj: Trajectory, seed: int = 0, config: StepReorderingConfig = StepReorderingConfig()
 ) -> Row:
-    """Build one Step-Reordering row; raises NotEligible for too few or too many steps.
+    """Build one Step-Reordering row; raises NotEligible for too few or too many steps or a
+    prompt longer than `max_prompt_chars`.
 
     `shuffled_steps[i]` is shown as `Step i`; `order` lists the shown numbers in the reference
     sequence, so `[shuffled_steps[i] for i in order] == steps`. Leading step labels are
@@ -80,6 +92,9 @@ def make_step_reordering(
         "order": order,
     }
     row["prompt"] = prompt(row)
+    chars = sum(len(m["content"]) for m in row["prompt"])
+    if config.max_prompt_chars is not None and chars > config.max_prompt_chars:
+        raise NotEligible("prompt_too_long", f"{chars} > {config.max_prompt_chars} characters")
     return row
 
 

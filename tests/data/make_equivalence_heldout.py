@@ -7,8 +7,8 @@ References are real final answers (MATH500 and OlympiadBench, from ../shared/dat
 are made from them by the hand-written rewriting rules below, one group per family of issue 11
 (relations, labels, several answers, intervals, number formats, words and wrappers). Each rule
 says whether its rewrite is the same object (`equal: true`) or a different one; about half
-are different. The labels follow the policies in `mrtasks/rewards/equivalence.py`'s docstring
-(a decimal matches an exact value within a relative 1e-6; a value written with `\\approx` within
+are different. The labels follow the checker's policies, stated in the module docstrings of
+`mrtasks/mathcheck/` (a decimal matches an exact value within a relative 1e-6; a value written with `\\approx` within
 half a unit of its last digit; a name on the left of `=` in a final answer is a label; an
 ordered tuple is not a set; `\\le` is not `<`).
 This file was written and committed before the checker was tuned for these families.

@@ -1,13 +1,14 @@
-"""Worker processes with a per-item time bound, for the slow (sympy) tier of answer checking.
+"""The sandbox: worker processes with a per-item time bound, for the checker's slow (sympy) tier.
 
 sympy can hang on innocent-looking input, and `signal.alarm` only works on the main thread,
 so each item runs in a worker process; a worker that overruns its deadline is killed and
 replaced, and its item gets the default verdict. Workers are fresh interpreters
-(`python -m mrtasks.rewards._worker`), not forks: forking a process that runs torch threads is
+(`python -m mrtasks.mathcheck._worker`), not forks: forking a process that runs torch threads is
 unsafe, and multiprocessing's spawn/forkserver would re-run the caller's `__main__` script.
 
 The pool starts lazily on first use and is shut down at interpreter exit. `workers=0` runs
-items in-process with no time bound (debugging only).
+items in-process with no time bound (debugging only). Rewards, the build and evaluation
+configure it here (`configure_pool`; `OFFLINE_TIMEOUT_S` where only correctness waits).
 
 Environment: `MRTASKS_REWARD_WORKERS` (default: CPU count, at most 8) and
 `MRTASKS_REWARD_TIMEOUT` (seconds per item, default 0.5).
@@ -71,7 +72,7 @@ class TimedPool:
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "mrtasks.rewards._worker", str(to_child_r), str(to_parent_w)],
+                [sys.executable, "-m", "mrtasks.mathcheck._worker", str(to_child_r), str(to_parent_w)],
                 pass_fds=(to_child_r, to_parent_w),
                 stdin=subprocess.DEVNULL,
                 env=env,

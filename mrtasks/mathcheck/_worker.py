@@ -1,18 +1,19 @@
-"""Entry point of one reward worker process (`python -m mrtasks.rewards._worker IN_FD OUT_FD`).
+"""Entry point of one checker worker process (`python -m mrtasks.mathcheck._worker IN_FD OUT_FD`).
 
-Started by `pool.TimedPool` as a fresh interpreter, so it never re-imports the parent's
+Started by `sandbox.TimedPool` as a fresh interpreter, so it never re-imports the parent's
 `__main__` (a training script) and never inherits its threads. It preloads the slow tier,
 says "ready", then answers `(index, fn, args)` requests with `(index, result)`.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from multiprocessing.connection import Connection
 
 
 def serve(inbox: Connection, outbox: Connection) -> None:
-    from mrtasks.rewards.equivalence import slow_equal
+    from mrtasks.mathcheck.slow import slow_equal
 
     # Warm up: pylatexenc builds its LaTeX tables and sympy its parser on first use (~0.3 s),
     # which must not count against the first item's time bound.
@@ -34,4 +35,7 @@ def serve(inbox: Connection, outbox: Connection) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C reaches the whole process group; it is the parent's to handle (it reports it in one line
+    # and its exit closes our pipe, which ends this loop). A worker must not print a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     serve(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False))

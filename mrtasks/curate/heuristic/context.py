@@ -1,0 +1,179 @@
+"""What a formula does where it stands, read from the words around it (`role`).
+
+Policy, by family (the words are those of the formula's own clause, before it):
+
+- bookkeeping, never maskable (`BOOKKEEPING`):
+  - `case_label`: the formula is a case heading (`Case 2: $\\deg Q = 2$.`, `**Case $n=1$:**`);
+  - `case_hypothesis`: the formula opens a case (`If $r \\equiv 2 \\pmod 5$, then ...`, `When
+    $x<0$, ...`, `In the case $k=0$ ...`);
+  - `definition`: notation is set up (`Let $p = x+y+z$`, `where $U = F^c$`, `Denote $d=\\gcd(a,b)$`):
+    one side of the relation is a single symbol the text has not used before, or symbols are
+    declared (`Let $a, b \\in G$`, `Choose $x \\in H$`);
+  - `quantifier_range`: a short range after a quantifier (`for all $n \\ge N_2$`, `for some $k \\ge 1$`,
+    `trivial for $n=1$`);
+  - `table_cell`: the formula is a cell of a Markdown table (a verification table);
+- ranking evidence (`ranking`): `derived` (after "so", "hence", "we get", "which gives", "it
+  follows that", ...: a result the text establishes), `claim` (the statement of a claim or lemma,
+  or what "we prove/show that"), `assumed` (after "suppose", "assume", "such that": a hypothesis,
+  not a result). None: nothing to say.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from mrtasks.curate.heuristic.spans import math_spans
+
+BOOKKEEPING = ("case_label", "case_hypothesis", "definition", "quantifier_range", "table_cell")
+
+_HYPOTHESIS_WORD = re.compile(r"\b(?:if|when|whenever|case|unless|try|trying|test|testing)\b")
+_DEFINITION_WORD = re.compile(r"\b(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick)\b")
+_CLAIM_WORD = re.compile(r"claim|lemma|proposition|observation|prove|show|suffices|remains")
+_ASSUMED_WORD = re.compile(r"suppos|assum|such|satisfying|provided")
+
+_MATH_OPEN = re.compile(r"(?:\$\$?|\\\(|\\\[|\\begin\{[a-z*]+\})\s*$")
+_INLINE = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
+_SENTENCE_END = re.compile(r"[.!?]\s+|\n\s*\n")
+_CASE_LABEL = re.compile(r"(?:^|\W)(?:sub)?case\s*(?:\(?[\w.]{0,6}\)?)?\s*[:.)\-\u2013]?\s*(?:\*\*)?\s*$", re.IGNORECASE)
+_AFTER_LABEL = re.compile(r"\s*(?:\$|\\\))?\s*(?:[:.)]|\*\*|\n|$)")
+_HYPOTHESIS = re.compile(
+    r"(?:(?:^|[,;:(]|\band\b|\bthen\b|\bM\b)\s*(?:(?:now|next|finally|first|second|similarly|also|otherwise|and|but)[ ,]+)*"
+    r"(?:(?:if|when|whenever)(?:\s+(?:we|it|you|one|were|was|is|to|have|had|has|get|assume|take|let|set|put|only)){0,4}"
+    r"|in\s+(?:the\s+)?case(?:\s+(?:that|where|of))?|for\s+the\s+case(?:\s+(?:that|where|of))?|unless)"
+    r"|\b(?:try|trying|test|testing)(?:\s+(?:the\s+)?(?:value|values|case))?)"
+    r"\s+(?:M\s+(?:(?:and|or)\s+)?)*$",
+    re.IGNORECASE,
+)
+_DEFINITION = re.compile(
+    r"(?<![\w-])(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick)\b"
+    r"(?:(?!\b(?:then|so|hence|thus|we|have|get|gives?|yields?|implies|therefore|later)\b)[^.;]){0,60}$",
+    re.IGNORECASE,
+)
+_ONE_SYMBOL = r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?[\w,]+\}?)?(?:'|\^\{?\\prime\}?)*"
+_SYMBOL = re.compile(rf"\s*{_ONE_SYMBOL}(?:\([a-z, ]*\))?\s*")
+_SYMBOLS = re.compile(rf"\s*{_ONE_SYMBOL}(?:\s*,\s*{_ONE_SYMBOL})*\s*")
+_RELATION_SPLIT = re.compile(r":=|\\coloneqq|=|\\equiv(?![A-Za-z])")
+_BASE = re.compile(r"\\?[A-Za-z]+")
+_MEMBERSHIP = re.compile(r"\\(?:in|subset|subseteq|subsetneq)(?![A-Za-z])")
+_DEFINES = re.compile(r":=|\\coloneqq(?![A-Za-z])|\\stackrel\{\\(?:text|mathrm)\{def\}\}\{=\}|\\overset\{\\(?:text|mathrm)\{def\}\}\{=\}")
+_QUANTIFIER = re.compile(
+    r"\bfor\s+(?:all|every|each|any|some|arbitrary)(?:\s+(?:integers?|reals?|real|positive|natural|numbers?))*\s*$", re.IGNORECASE
+)
+# A result the text establishes: the clause ends with one of these words (`so`, `we get`, `it
+# follows that`, `which gives`, `\\Rightarrow`); `that` counts after a verb of inference.
+_BARE_FOR = re.compile(r"\bfor\s*$", re.IGNORECASE)  # `trivial for $n=1$`, `For $x \\ge 3$, ...`
+_DERIVED_LAST = frozenset(
+    "so hence thus therefore consequently get gets obtain obtains find finds see conclude deduce derive know give gives "
+    "yield yields imply implies implying follows meaning i.e. namely hold holds \\rightarrow \\implies "
+    "\\longrightarrow".split()
+)
+_DERIVED_BEFORE_THAT = frozenset(
+    "get obtain have find see conclude deduce derive know follows show shows prove proves means mean implies imply "
+    "implying".split()
+)
+_TAIL_WORDS = re.compile(r"\\?[A-Za-z]+(?:\.[a-z]\.)?")
+
+
+def _derived(tail: str) -> bool:
+    """The clause ends with a word of inference (`_DERIVED_LAST`), or with `that` after one."""
+    if tail[-1:].isalnum():
+        return False  # the formula is glued to a word: not after a clause end
+    words = [w.lower() for w in _TAIL_WORDS.findall(tail[-40:])[-2:]]
+    if not words:
+        return False
+    last = words[-1]
+    if last in _DERIVED_LAST or (last == "have" and len(words) == 2 and words[0] == "we"):
+        return True
+    return last == "that" and len(words) == 2 and words[0] in _DERIVED_BEFORE_THAT
+
+
+_CLAIM = re.compile(
+    r"(?:^\W*(?:claim|lemma|proposition|observation)\b|\bwe\s+(?:will\s+)?(?:claim|prove|show)\s+that\b|"
+    r"\b(?:it\s+)?(?:suffices|remains)\s+to\s+(?:prove|show)(?:\s+that)?\b)",
+    re.IGNORECASE,
+)
+_ASSUMED = re.compile(
+    r"\b(?:suppose|assume|assuming|such\s+that|satisfying|provided)\b(?:(?!\b(?:then|so|hence|thus)\b)[^.;])*$", re.IGNORECASE
+)
+
+
+def _clause(solution: str, start: int) -> str:
+    """The words of the formula's sentence before it (inline math shown as `M`), lower noise."""
+    a = max(0, start - 160)
+    text = solution[a:start].rstrip()
+    if text.endswith(("$", "\\(", "\\[", "}")):
+        text = _MATH_OPEN.sub("", text)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    if ends:
+        text = text[ends[-1] :]
+    return _INLINE.sub(" M ", text) if "$" in text or "\\(" in text else text
+
+
+def _new_symbol_defined(solution: str, start: int, end: int, known: str) -> bool:
+    """One side of the formula's relation is a single symbol that neither the problem (`known`)
+    nor the text before it has used; or the formula declares symbols (`a, b \\in G`)."""
+    text = solution[start:end]
+    parts = _RELATION_SPLIT.split(text, maxsplit=1)
+    if len(parts) == 2:
+        names = [side.strip() for side in parts if _SYMBOL.fullmatch(side)]
+    else:
+        parts = _MEMBERSHIP.split(text, maxsplit=1)  # `Let $a, b \\in G$`, `$S \\subset Q$`: declared
+        return len(parts) == 2 and bool(_SYMBOLS.fullmatch(parts[0]))
+    bases = {_BASE.match(n).group(0) for n in names}  # `a_n` is not new where `a_{n+1}` was used
+    return any(not _used(b, _math_text(known)) and not _used(b, _math_text(solution, start)) for b in bases)
+
+
+@functools.lru_cache(maxsize=64)
+def _math_text(text: str, end: int | None = None) -> str:
+    """The math of text[:end] (the inside of its math spans), where symbols are named: "a" in
+    prose is an article, `$a$` a symbol."""
+    spans, _ = math_spans(text)
+    return " ".join(text[s.start : s.end] for s in spans if end is None or s.end <= end)
+
+
+def _used(name: str, math: str) -> bool:
+    """`name` occurs in math as a symbol of its own (not inside a longer name or command)."""
+    i = math.find(name)
+    while i >= 0:
+        before = math[i - 1] if i else " "
+        after = math[i + len(name)] if i + len(name) < len(math) else " "
+        if not (before.isalpha() or before == "\\") and not after.isalpha():
+            return True
+        i = math.find(name, i + 1)
+    return False
+
+
+def _one_relation(text: str) -> bool:
+    """A short formula without a top-level comma: a condition, not a condition with its result."""
+    return len(re.sub(r"\s|\\[,;!]", "", text)) <= 40 and "," not in re.sub(r"\{[^{}]*\}|\([^()]*\)", "", text)
+
+
+def role(solution: str, start: int, end: int, known: str = "") -> str | None:
+    """The formula's role where it stands: a key of `BOOKKEEPING`, `derived`, `claim`, `assumed`, or
+    None. `known` is the problem statement (symbols it uses are not new notation)."""
+    if _DEFINES.search(solution, start, end):
+        return "definition"  # `A_n := \\{z : f(z) = 0\\}`
+    line = solution.rfind("\n", 0, start) + 1
+    if solution.startswith("|", line) and solution.count("|", line, start) >= 2:
+        return "table_cell"  # a cell of a Markdown table: `| $k$ | $y$ | $x = \\pm 5$ |`
+    clause = _clause(solution, start)
+    tail = clause[-90:]  # every pattern but `claim` reads the words just before the formula
+    low = tail.lower()  # cheap word tests first: most formulas have none of these words near them
+    if "case" in low[-40:] and _CASE_LABEL.search(tail[-40:]) and _AFTER_LABEL.match(solution, end):
+        return "case_label"
+    if _HYPOTHESIS_WORD.search(low[-70:]) and _HYPOTHESIS.search(tail[-70:]) and _one_relation(solution[start:end]):
+        return "case_hypothesis"
+    if _DEFINITION_WORD.search(low) and _DEFINITION.search(tail) and _new_symbol_defined(solution, start, end, known):
+        return "definition"
+    if "for " in low[-50:]:
+        size = len(re.sub(r"\s|\\[,;!]", "", solution[start:end]))
+        if (_QUANTIFIER.search(tail[-50:]) and size <= 16) or (_BARE_FOR.search(tail[-12:]) and size <= 10):
+            return "quantifier_range"
+    if _derived(tail):
+        return "derived"
+    if _CLAIM_WORD.search(clause.lower()) and _CLAIM.search(clause):
+        return "claim"
+    if _ASSUMED_WORD.search(low) and _ASSUMED.search(tail):
+        return "assumed"
+    return None

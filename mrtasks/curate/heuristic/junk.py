@@ -1,0 +1,168 @@
+"""The candidate model: what a formula must look like to be maskable (`junk_reason`).
+
+Policy: junk is never maskable and does not count towards `--min-formulas`. By family:
+
+- too little: at most 2 significant characters, a lone command (`\\infty`), a bare number or unit (`3.5`,
+  `{eV}`, `\\mathrm{Cu}`), `\\text`-only content;
+- fragments: starting with a relation or ending with an operator (one relation split across
+  spans: `t_1 - t_0 =`), unbalanced braces or `\\left`/`\\right`, brackets that do not pair up
+  (`\\left.x=270^\\circ\\right)`: garbled, nobody could restore it);
+- markup that cannot be filled: a nested `\\boxed`/`\\tag`, a top-level `;` (the fill format
+  separates formulas with `;`), alignment residue (a top-level `&` or `\\\\` left in the span:
+  a table row `306-6 & =300, & & 6^{2} \\nmid 300`);
+- bookkeeping: a table (an `array` or `tabular` that is the whole formula, not a matrix in
+  `\\left( \\right)`; one with ruled columns `{c|c}`; any `\\hline`), an index range
+  (`k=1,\\dots,m`, `s = 0, 1, \\ldots, n`, `1 \\le i \\le n`), a reference label (`(i')`, `(*)`, `(2)`).
+
+Bookkeeping that only its context shows (case labels and hypotheses, notation definitions,
+quantifier ranges) is `context.role`'s; alignment rows `A &= B` are cut to `B` by `candidates`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad|left|right|displaystyle|textstyle|big[lr]?|Big[lr]?)(?![A-Za-z])|[\s&~]")
+_NUMBER = r"[-+\u2212]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:\\%|%|\^\{?\\circ\}?|\\circ|\\degree)?"
+_UNIT_CMD = r"\\(?:text|mathrm|textrm|mbox|operatorname|rm|mathit|textit|textbf|mathbf|phantom|hphantom|vphantom)\s*\{[^{}]*\}"
+_UNIT_WORD = r"(?:[a-zA-Z\u00b5\u03bc]{1,4}(?:\^\{?-?\d\}?)?(?:/[a-zA-Z]{1,4}(?:\^\{?-?\d\}?)?)?|\\%|%)"
+_BARE_NUMBER_OR_UNIT = re.compile(
+    rf"^(?:\{{?{_NUMBER}(?:,{_NUMBER})*\s*(?:{_UNIT_CMD}|\{{{_UNIT_WORD}\}}|{_UNIT_WORD})?\}}?"
+    rf"|{_UNIT_CMD}|\{{{_UNIT_WORD}\}})[.,]?$"
+)
+_TEXT_ONLY = re.compile(rf"^(?:{_UNIT_CMD}|[\s.,:;!?()])+$")
+_LEADING_RELATION = re.compile(
+    r"^(?:=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
+    r"Leftrightarrow|to|lt|gt)(?![A-Za-z]))"
+)
+_TRAILING_OPERATOR = re.compile(
+    r"(?:[=<>+\-*/^_(\[]|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
+    r"Leftrightarrow|to|cdot|times|div|pm|mp|lt|gt|left[(\[|.]?|frac|sqrt|in|subset|subseteq|cup|cap)(?![A-Za-z]))\s*$"
+)
+_LONE_COMMAND = re.compile(r"\(?\\[A-Za-z]+\)?")  # `\\Rightarrow`, `(\\Leftarrow)`, `\\infty`
+_LEFT = re.compile(r"\\left(?![A-Za-z])")
+_RIGHT = re.compile(r"\\right(?![A-Za-z])")
+JUNK_REASONS: tuple[str, ...] = (
+    "too_short", "bare_number_or_unit", "text_only", "leading_relation", "trailing_operator",
+    "unbalanced_braces", "garbled_brackets", "nested_box_or_tag", "top_level_semicolon",
+    "alignment_residue", "table", "index_range", "label",
+)
+_LABEL = re.compile(
+    r"^(?:\\left)?\(\s*(?:\\(?:mathrm|text|textrm|rm)\s*\{)?\s*(?:[ivxIVX]{1,4}|\d{1,2}|[A-Za-z]|\*{1,3}|\\ast|\\star)"
+    r"\s*\}?\s*(?:'|\^\{?\\prime\}?)*\s*(?:\\right)?\)$"
+)
+_DOTS = r"(?:\\(?:[lcv]?dots[cbmio]?|cdots|ldots)(?![A-Za-z])|\.\.\.|\u2026)"
+_INDEX = r"[A-Za-z](?:_\{?[\w,]+\}?)?'?"
+_LE = r"(?:<|\\(?:le|leq|leqslant|lt)(?![A-Za-z]))"
+_INDEX_RANGE = re.compile(
+    rf"^(?:{_INDEX}\s*=\s*[^=<>()\[\]\\]*?,\s*{_DOTS}\s*,?[^=<>]*"
+    rf"|\(?\s*[01]\s*\)?\s*{_LE}\s*{_INDEX}\s*{_LE}\s*[A-Za-z](?:_\{{?\w+\}}?)?(?:\s*[-+]\s*1)?)$"
+)
+_WHOLE_ARRAY = re.compile(r"^\\begin\{(array|tabular)\}.*\\end\{\1\}$", re.DOTALL)  # a matrix has `\left(` around it
+_RULED = re.compile(r"\\begin\{(?:array|tabular)\}\s*\{[^{}]*\|")
+_OPEN_CLOSE = re.compile(r"\\[{}]|\\(?:left|right)\.|[()\[\]]")
+
+
+def _brace_profile(text: str) -> tuple[bool, bool, bool]:
+    """(balanced, `\\boxed`/`\\tag` inside braces, `;` at brace depth 0) for a LaTeX fragment."""
+    depth, balanced, nested, semicolon, i, n = 0, True, False, False, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            if depth > 0 and text.startswith(("\\boxed", "\\tag"), i):
+                nested = True
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                balanced = False
+                depth = 0
+        elif c == ";" and depth == 0:
+            semicolon = True
+        i += 1
+    return balanced and depth == 0, nested, semicolon
+
+
+def _top_level_marks(text: str) -> bool:
+    """True when an alignment `&` or a row break `\\\\` sits outside every brace and nested environment."""
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            if text.startswith("\\begin{", i):
+                depth += 1
+            elif text.startswith("\\end{", i):
+                depth -= 1
+            elif text[i + 1 : i + 2] == "\\" and depth == 0:
+                return True
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "&" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def _brackets_pair(text: str) -> bool:
+    """Round and square brackets open as often as they close (`[0, 1)` pairs; `x\\right)` alone does not)."""
+    opened = closed = 0
+    for m in _OPEN_CLOSE.finditer(text):
+        t = m.group(0)
+        if t in "([":
+            opened += 1
+        elif t in ")]":
+            closed += 1
+    return opened == closed
+
+
+def significant(text: str) -> str:
+    """The text without spacing commands, alignment marks, braces and final punctuation."""
+    return _SPACING.sub("", text).replace("{", "").replace("}", "").rstrip(".,")
+
+
+def junk_reason(text: str) -> str | None:
+    """Why a formula candidate is not worth masking (a key of JUNK_REASONS), or None when it is.
+
+    The families are in the module docstring: too little, fragments, markup that cannot be
+    filled, bookkeeping (tables, index ranges).
+    """
+    stripped = text.strip()
+    compact = _SPACING.sub("", stripped)
+    sig = compact.replace("{", "").replace("}", "").rstrip(".,")  # `significant(stripped)`
+    balanced, nested, semicolon = _brace_profile(stripped)
+    if not balanced or len(_LEFT.findall(stripped)) != len(_RIGHT.findall(stripped)):
+        return "unbalanced_braces"
+    if len(sig) <= 2 or _LONE_COMMAND.fullmatch(compact.rstrip(".,")):
+        return "too_short"
+    if _TEXT_ONLY.match(compact):
+        return "text_only"
+    if _BARE_NUMBER_OR_UNIT.match(compact):
+        return "bare_number_or_unit"
+    if _LEADING_RELATION.match(compact):
+        return "leading_relation"
+    if _TRAILING_OPERATOR.search(compact.rstrip(".,;:")):
+        return "trailing_operator"
+    if nested:
+        return "nested_box_or_tag"
+    if semicolon:
+        return "top_level_semicolon"
+    if "\\hline" in stripped or ("{array}" in stripped or "{tabular}" in stripped) and (
+        _RULED.search(stripped) or _WHOLE_ARRAY.match(stripped)
+    ):
+        return "table"
+    if ("&" in stripped or "\\\\" in stripped) and _top_level_marks(stripped):
+        return "alignment_residue"
+    if not _brackets_pair(stripped):
+        return "garbled_brackets"
+    if _INDEX_RANGE.match(stripped):
+        return "index_range"
+    if stripped.startswith(("(", "\\left(")) and _LABEL.match(stripped):
+        return "label"
+    return None

@@ -1,0 +1,336 @@
+"""Steps: a solution split into ordered, verbatim steps, one logical move each (`split_steps`).
+
+Policy (the Appendix A step prompt: steps that each stand alone and together rebuild the text;
+as many as the text has):
+
+- Units are sentences and lines, cut outside math, figures and LaTeX lists (`_protected`): a
+  sentence end is `.`, `?` or `!` (also inside the math that closes a sentence: `$x = 1.$ Then`)
+  followed by a capital, a digit or math; a display that ends a sentence and is followed by a
+  capitalised word (`\\]Then`) ends its unit. A `, therefore` clause between two computations
+  is a unit too. An `itemize`/`enumerate`/`description` environment is never cut.
+- A unit joins the step before it when it continues it: it starts in lower case, with
+  punctuation or with display math; the step before dangles (ends with `:`, `,`, `=`, "we get",
+  "then", ...); the step before is a heading (`Case 2:`, `<Step 3> title`, `**Claim 1.**`,
+  `Lemma.`, `Proof.`: a heading starts its step together with the sentence after it); it is a
+  parenthetical sentence `(Note that ...)`; it names what the step before produced (`Call it
+  $K$.`, `Let this point be $T$.`); or it is a short conclusion (`So $f$ is injective.`) of a
+  sentence that is not itself a conclusion, so a conclusion stays with what it concludes and is
+  never glued to the next claim.
+- Markdown lists: a numbered or bulleted item with work in it starts a step, a short plain item
+  belongs to the plan it is part of, a nested (indented) item to its parent.
+- Figure-only units (`<img_1>`, `Figure 2`, image links) are dropped; interchangeable parallel
+  cases (`When x < 0 ...` / `When x > 0 ...`, neither using the other's result) are merged, so
+  the reference order is the only right one; tiny pieces (`Q.E.D.`) fold into the step before.
+- No cap binds by default (`HeuristicConfig.max_steps` is None); with a cap, the shortest
+  neighbouring pair is merged until it holds. Step Reordering applies its own length limits
+  (`StepReorderingConfig`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from mrtasks.curate.heuristic.config import HeuristicConfig
+from mrtasks.curate.heuristic.spans import Regions, math_spans, protected_regions, strip_span
+
+Segment = tuple[int, int]
+
+
+def _segments(solution: str, cuts: list[int]) -> list[Segment]:
+    """The stripped, non-empty pieces of solution between cut positions, as (start, end)."""
+    bounds = [0, *sorted({c for c in cuts if 0 < c < len(solution)}), len(solution)]
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        a, b = strip_span(solution, a, b)
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+def _merge_short(solution: str, segs: list[Segment], min_chars: int, max_steps: int | None) -> list[Segment]:
+    """Fold tiny pieces (e.g. "Q.E.D.") into a neighbour; then, while there are more than
+    max_steps, merge the adjacent pair with the smallest combined length."""
+    out: list[Segment] = []
+    for a, b in segs:
+        tiny = b - a < min_chars or not _ALNUM.search(solution, a, b)
+        if out and tiny:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    if len(out) > 1 and out[0][1] - out[0][0] < min_chars:
+        out[:2] = [(out[0][0], out[1][1])]
+    while max_steps is not None and len(out) > max(max_steps, 1):
+        i = min(range(len(out) - 1), key=lambda k: (out[k + 1][1] - out[k][0], k))
+        out[i : i + 2] = [(out[i][0], out[i + 1][1])]
+    return out
+
+
+_ABBREVIATIONS = (
+    r"(?<!\b[A-Za-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bFig\.)(?<!\bfig\.)(?<!\bProp\.)(?<!\bcf\.)(?<!\betc\.)"
+    r"(?<!\bvs\.)(?<!\bEq\.)(?<!\bThm\.)(?<!\bNo\.)(?<!\bresp\.)(?<!\bLem\.)(?<!\bDef\.)(?<!\bCor\.)(?<!\.\.\.)"
+)
+# A unit boundary: a blank line, a line break, or a sentence end (. ? ! then a capital, digit,
+# `$`, `\` or `(`), never after an abbreviation or an initial; also a sentence end inside the
+# inline math or the parenthesis that closes it (`$x = 1.$ Then`, `(See below.) Then`).
+_UNIT_CUT = re.compile(
+    r"\n[ \t]*\n\s*|\n\s*"
+    rf"|(?:[.?!]{_ABBREVIATIONS}|[.?!](?:\$|\\\)|\)))(?P<ws>[ \t]+)(?=[A-Z0-9$\\(])"
+)
+# After a display that ends a sentence: a capitalised word (`\]Then`, `\end{align*}First,`).
+_AFTER_DISPLAY = re.compile(r"[ \t]*(?=[A-Z][a-z])")
+# `, therefore ...` between clauses that each compute something: each clause is its own move.
+_CLAUSE_CUT = re.compile(r"(?<=,)[ \t]+(?=(?:therefore|thus|hence|so)\s)")
+# A parenthetical sentence or more: `(Note that ... . Some ...)` opening a sentence; never cut inside.
+_PAREN_OPEN = re.compile(r"\((?=[A-Z][a-z])")
+_LIST_ENV = re.compile(r"\\begin\{(itemize|enumerate|description)\}")
+_FIGURE_ONLY = re.compile(
+    r"^(?:<img_\d+>|\(?(?:see\s+)?(?:figure|fig\.?)\s*\d+(?:\.\d+)?[a-z]?\)?[.:]?|\[asy\].*\[/asy\]|!\[[^\]]*\]\([^)]*\))$",
+    re.IGNORECASE | re.DOTALL,
+)
+_DANGLING_WORDS = frozenset(
+    "then that so and or thus hence therefore get gets obtain give gives yield yields have has where is are by of to as "
+    "with become becomes equal equals because since namely i.e. follows following".split()
+)
+_LAST_WORD = re.compile(r"(?:i\.e\.|[A-Za-z]+)$")
+
+
+def _dangles(text: str) -> bool:
+    """The text stops mid-sentence: it ends with `:`, `,`, `=`, `+`, `-`, a bold heading `**..:**`
+    or a word such as "then", "we get", "is", "where"."""
+    t = text.rstrip()
+    if not t:
+        return False
+    if t[-1] in ":,=+-" or t.endswith(("**", ":**")):
+        return True
+    m = _LAST_WORD.search(t)
+    return bool(m) and m.group(0).lower() in _DANGLING_WORDS
+_CONTINUES = re.compile(r"^(?:[a-z]|\$\$|\\\[|\\begin\{|[,;.)]|=\s*\\)")
+_MARKER_ONLY = re.compile(r"\s*(?:#{1,6}\s*)?(?:\*\*)?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]")
+# A heading: a structural label, alone or with a short title (`Case 2:`, `<Step 3> $x$ is odd`,
+# `**Claim 1.**`, `Lemma.`, `Proof.`, `## Part (b)`), which starts its step with the next sentence.
+_HEADING_WORD = (
+    r"(?:case|subcase|part|step|claim|lemma|proposition|observation|fact|proof|solution|answer|conclusion|"
+    r"remark|note|theorem|corollary|definition|notation|method|approach|idea|setup|construction)"
+)
+_HEADING = re.compile(
+    rf"\W*(?:<\s*{_HEADING_WORD}\s*\w*\s*>[^\n]{{0,160}}|{_HEADING_WORD}\s*(?:\(?[\w.]{{0,6}}\)?)\s*(?:\([^()]{{0,40}}\))?"
+    rf"\s*[.:]?\W*|#{{1,6}}\s.{{0,80}}|\*\*[^*\n]{{1,80}}\*\*[.:]?|\\begin\{{proof\}}(?:\[[^\]\n]*\])?)",
+    re.IGNORECASE,
+)
+_HEADING_START = re.compile(rf"\W*(?:{_HEADING_WORD}\s*\(?[\w.]{{0,6}}\)?\s*[.:]|<\s*{_HEADING_WORD}\b)", re.IGNORECASE)
+_CASE_HEAD = re.compile(r"\W*(?:sub)?case\s*\(?[\w.]{0,6}\)?\s*[.:]\W*", re.IGNORECASE)
+_CASE_HYPOTHESIS_MAX = 60
+_LIST_ITEM = re.compile(r"(?:#{1,6}\s*)?(?:\*\*)?(?:step\s*\d+|\d{1,2}[.)]|[-*]\s)(?=[\s:*])", re.IGNORECASE)
+_CONDITIONAL = frozenset({"when", "if", "for", "from", "case", "in", "on"})
+# A sentence that only names what the step before produced: `Call it $K$.`, `Let this point be $T$.`
+_NAMING = re.compile(
+    r"(?:call|denote)\s+(?:it|this|that|them|these|the\s+\w+)\b|let\s+(?:this|that|it|these|the\s+latter)\b[^.]{0,40}\bbe\b",
+    re.IGNORECASE,
+)
+# A sentence that sets up notation: `Let $D$ and $F$ denote ...`, `Also, let $D'$ be ...`.
+_DEFINITION = re.compile(r"(?:(?:also|now|and|further(?:more)?),?\s+)?(?:let(?!'s|\s+us\b)|denote\b|define\b)", re.IGNORECASE)
+# A parenthetical sentence: `(Note that ...)`, `(See Figure 2.)`.
+_PARENTHETICAL = re.compile(r"\([A-Z][^()]*(?:\([^()]*\)[^()]*)*\)\.?")
+# A short conclusion: `So $f$ is injective.`, `Hence $x = 2$.`
+_RESTATES = re.compile(r"(?:that\s+is|in\s+particular|in\s+other\s+words|namely|i\.\s?e\.)\b", re.IGNORECASE)
+_FIGURE_REF = re.compile(r"\(?(?:see\s+)?(?:figure|fig\.)\s*\d", re.IGNORECASE)
+_LEAD_IN = re.compile(
+    r"(?:\bthe\s+following\b|\bas\s+follows\b|\b(?:two|three|four|five|several|\d)\s+(?:sub)?cases\b)[^.$\\\n]*[.:]\s*$",
+    re.IGNORECASE,
+)
+_MATH_CLOSE = re.compile(r"(?:\\right\.|\$|\\\)|\s)+$")
+_SENTENCE_END = re.compile(r"[.?!:;]\s*(?:\$|\\\))?\s*$")
+_MATH_START = re.compile(r"\$(?!\$)|\\\(")
+
+
+def _protected(solution: str) -> Regions:
+    """Math spans and figures (`spans.protected_regions`) and LaTeX list environments."""
+    base = protected_regions(solution)
+    lists = []
+    for m in _LIST_ENV.finditer(solution):
+        end_tag = f"\\end{{{m.group(1)}}}"
+        j = solution.find(end_tag, m.end())
+        if j >= 0:
+            lists.append((m.start(), j + len(end_tag)))
+    for m in _PAREN_OPEN.finditer(solution):
+        k = m.start()
+        while k > 0 and solution[k - 1] in " \t":
+            k -= 1
+        if k == 0 or solution[k - 1] in ".?!\n":  # the parenthesis opens a sentence
+            end = _closing_paren(solution, m.start())
+            if end > 0:
+                lists.append((m.start(), end))
+    if not lists:
+        return base
+    return Regions(_union(base.regions + lists))
+
+
+def _closing_paren(text: str, i: int, limit: int = 800) -> int:
+    """The index after the `)` closing the `(` at i, or -1 (none within limit, or a blank line first)."""
+    depth = 0
+    for j in range(i, min(len(text), i + limit)):
+        c = text[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        elif c == "\n" and text.startswith("\n\n", j):
+            return -1
+    return -1
+
+
+def _union(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(regions):
+        if out and a < out[-1][1]:
+            out[-1] = (out[-1][0], max(b, out[-1][1]))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _units(solution: str, protected: Regions) -> tuple[list[Segment], set[int]]:
+    """The solution cut at every line and sentence boundary outside math, figures and lists
+    (never right after a list marker such as `1.`); also the starts of `, therefore` clauses cut
+    out of a unit."""
+    cuts = []
+    for m in _UNIT_CUT.finditer(solution):
+        at = m.start("ws") if m.group("ws") else m.start()  # just after the sentence's last character
+        if protected.cuts(at):
+            continue
+        if m.group("ws") and _MARKER_ONLY.fullmatch(solution, solution.rfind("\n", 0, at) + 1, at):
+            continue  # `1. Add the numbers.`: the marker is not a sentence
+        cuts.append(m.end())
+    for s in math_spans(solution)[0]:
+        if s.display and not protected.cuts(s.outer_end):
+            m = _AFTER_DISPLAY.match(solution, s.outer_end)
+            if m and m.end() > s.outer_end - 1 and solution[s.outer_end : m.end()].strip() == "":
+                cuts.append(m.end())
+    out: list[Segment] = []
+    clauses: set[int] = set()
+    for a, b in _segments(solution, cuts):
+        inner = [m.end() for m in _CLAUSE_CUT.finditer(solution, a, b) if not protected.cuts(m.start())]
+        if not inner:
+            out.append((a, b))
+            continue
+        pieces = _segments(solution[:b], [a, *inner])
+        if len(pieces) > 1 and all(y - x >= 30 and "=" in solution[x:y] for x, y in pieces):
+            out += [p for p in pieces if p[0] >= a]
+            clauses.update(p[0] for p in pieces[1:])
+        else:
+            out.append((a, b))
+    return out, clauses
+
+
+_DIGITS = re.compile(r"\d+")
+_ALNUM = re.compile(r"[A-Za-z0-9]")
+_INLINE_MATH = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
+_TEMPLATE_WORD = re.compile(r"[a-zN]+|M")
+
+
+def _template(text: str) -> tuple[str, ...]:
+    words = _INLINE_MATH.sub(" M ", text[:160].lower())
+    return tuple(_TEMPLATE_WORD.findall(_DIGITS.sub("N", words))[:2])
+
+
+def _results(text: str) -> set[str]:
+    """Numbers a step derives (right of its last `=`), to tell dependent steps from parallel ones."""
+    return set(re.findall(r"=\s*\$?(-?\d+(?:\.\d+)?)", text))
+
+
+def _is_heading(text: str) -> bool:
+    return bool(_HEADING.fullmatch(text))
+
+
+def _case_hypothesis(solution: str, prev: Segment, a: int) -> bool:
+    """The step before is a case heading with its short hypothesis (`Case 1. $S$ is not on $BM$.`),
+    and the next sentence is in the same paragraph: the hypothesis alone is not a move."""
+    m = _CASE_HEAD.match(solution, *prev)
+    if not m or "\n\n" in solution[prev[1] : a]:
+        return False
+    rest = solution[m.end() : prev[1]]
+    return len(rest) <= _CASE_HYPOTHESIS_MAX and rest.count(". ") == 0
+
+
+def _is_heading_start(solution: str, unit: Segment) -> bool:
+    """The unit opens with a heading (`Case 1: $a$ is even.`)."""
+    return bool(_HEADING_START.match(solution, *unit))
+
+
+def _lead_in(text: str) -> bool:
+    """A sentence that announces what follows (`We distinguish three cases.`, `We prove the following.`)."""
+    last = text[text.rfind(". ", 0, len(text) - 2) + 2 :]
+    if "follow" not in last and "case" not in last.lower():
+        return False
+    return bool(_LEAD_IN.search(last))
+
+
+def _joins(solution: str, prev: Segment, unit: Segment, clauses: set[int], min_chars: int) -> bool:
+    """Whether `unit` continues the step `prev` (see the module docstring)."""
+    a, b = unit
+    text, before = solution[a:b], solution[prev[0] : prev[1]]
+    heading = prev[1] - prev[0] < min_chars or _is_heading(before) or _case_hypothesis(solution, prev, a)
+    if a in clauses:
+        return heading  # `, therefore ...` after a computation: its own move
+    item = _LIST_ITEM.match(text)
+    if item:
+        line_start = solution.rfind("\n", 0, a) + 1
+        if a - line_start >= 2:
+            return True  # a nested list item belongs to the step it sits in
+        if len(text) >= 50 or "=" in text or "**" in text:
+            return heading  # a numbered step starts a step, even after "as follows:"
+        return True  # a short plain item (`2. Divide the sum.`) is part of a plan
+    if _is_heading(text):
+        return heading and not _is_heading(before)  # a heading starts a step (`Claim 2.` after `Proof.`: joins)
+    if heading or _CONTINUES.match(text) or _RESTATES.match(text):
+        return True
+    if _is_heading_start(solution, unit):
+        return False  # `Case 1: $a$ is even.` starts a step, even after a lead-in
+    if _dangles(_MATH_CLOSE.sub("", before[-48:])):
+        return True
+    if _lead_in(before):
+        return True  # `We prove the following.` + the statement
+    if _PARENTHETICAL.fullmatch(text) or _FIGURE_REF.match(text) or (_NAMING.match(text) and len(text) <= 80):
+        return True
+    last = before[before.rfind(". ") + 2 :] if ". " in before else before
+    if _DEFINITION.match(text) and _DEFINITION.match(last) and "=" not in text:
+        return True  # `Let $D$ be ... . Let $C$ be ...`: notation is set up in one step
+    gap = solution[prev[1] : a]
+    if "\n" in gap and "\n\n" not in gap and not _SENTENCE_END.search(before) and _MATH_START.match(text):
+        return True  # a hard-wrapped line: the sentence goes on with math on the next line
+    return False
+
+
+def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_steps: int = 3) -> list[str]:
+    """Split a solution into ordered, verbatim steps, one logical move each (module docstring).
+
+    `min_steps` is kept for the interface: a solution with fewer moves simply has fewer steps
+    (the task's `min_steps` then skips it).
+    """
+    protected = _protected(solution)
+    units, clauses = _units(solution, protected)
+    units = [u for u in units if not _FIGURE_ONLY.match(solution[u[0] : u[1]].strip())]
+    steps: list[Segment] = []
+    for k, (a, b) in enumerate(units):
+        text = solution[a:b]
+        announces_cases = k + 1 < len(units) and _lead_in(text) and _is_heading_start(solution, units[k + 1])
+        if steps and (announces_cases or _joins(solution, steps[-1], (a, b), clauses, config.min_step_chars)):
+            steps[-1] = (steps[-1][0], b)
+        else:
+            steps.append((a, b))
+    merged: list[Segment] = []
+    templates = [_template(solution[a:b]) for a, b in steps]
+    for k, (a, b) in enumerate(steps):
+        if merged:
+            pa, pb = merged[-1]
+            tp, tt = templates[k - 1], templates[k]
+            if tp and tp == tt and tp[0] in _CONDITIONAL and not (
+                _results(solution[pa:pb]) & set(re.findall(r"-?\d+(?:\.\d+)?", solution[a:b]))
+            ):
+                merged[-1] = (pa, b)
+                continue
+        merged.append((a, b))
+    merged = _merge_short(solution, merged, config.min_step_chars, config.max_steps)
+    return [solution[a:b] for a, b in merged]

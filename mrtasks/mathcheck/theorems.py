@@ -1,0 +1,284 @@
+"""Theorem names: a curated lexicon with aliases, and the identity of a name.
+
+Policy:
+
+- `THEOREM_ALIASES` maps a canonical name to the ways solutions write it (`AM-GM` for
+  `arithmetic-geometric mean inequality`, `Pythagoras' theorem` for the `Pythagorean theorem`;
+  abbreviations such as `SAS` count only in capitals where the annotator looks for them).
+  `canonical_theorem` and `theorem_names_equal` match by canonical name, never by loose text
+  similarity (`AM-GM` is not `Cauchy-Schwarz`); a name outside the lexicon is undecided (None),
+  so callers compare it as a formula.
+- `theorem_key` is a name's identity for names that are not in the lexicon too (Error
+  Correction's swapped names): letters only, lower case, without "the", possessive `'s` and a
+  trailing "s" (`Rolle's theorem` is `the Rolle Theorem`).
+- A new theorem or alias is one entry in `THEOREM_ALIASES`.
+"""
+
+from __future__ import annotations
+
+import re
+
+THEOREM_ALIASES: dict[str, tuple[str, ...]] = {
+    "AM-GM": ("AM-GM inequality", "AM-GM", "AM GM", "AMGM", "arithmetic-geometric mean inequality",
+              "arithmetic mean-geometric mean inequality", "inequality of arithmetic and geometric means",
+              "arithmetic-geometric mean", "arithmetic mean-geometric mean"),
+    "Cauchy-Schwarz": ("Cauchy-Schwarz inequality", "Cauchy-Schwarz", "Cauchy Schwarz", "Cauchy-Bunyakovsky-Schwarz inequality",
+                       "Cauchy inequality", "Cauchy's inequality"),
+    "Vieta": ("Vieta's formulas", "Vieta's formula", "Vieta formulas", "Vieta", "Viete's formulas", "Vieta's theorem"),
+    "Fermat's little theorem": ("Fermat's little theorem", "Fermat little theorem", "Fermat's theorem", "FLT"),
+    "Euler's theorem": ("Euler's theorem", "Euler theorem", "Euler's totient theorem", "Fermat-Euler theorem"),
+    "pigeonhole principle": ("pigeonhole principle", "pigeon-hole principle", "pigeonhole", "Dirichlet's box principle",
+                             "box principle", "Dirichlet principle"),
+    "induction hypothesis": ("induction hypothesis", "inductive hypothesis", "induction assumption"),
+    "induction": ("induction", "mathematical induction", "proof by induction", "strong induction", "principle of induction"),
+    "Chinese remainder theorem": ("Chinese remainder theorem", "Chinese Remainder Theorem", "Chinese remainder", "CRT"),
+    "Pythagorean theorem": ("Pythagorean theorem", "Pythagoras' theorem", "Pythagoras theorem", "Pythagoras's theorem",
+                            "theorem of Pythagoras", "Pythagorean Theorem"),
+    "law of cosines": ("law of cosines", "cosine rule", "cosine law", "Law of Cosines"),
+    "law of sines": ("law of sines", "sine rule", "sine law", "Law of Sines"),
+    "triangle inequality": ("triangle inequality",),
+    "angle bisector theorem": ("angle bisector theorem", "Angle Bisector Theorem", "bisector theorem"),
+    "binomial theorem": ("binomial theorem", "binomial expansion", "Newton's binomial theorem"),
+    "quadratic formula": ("quadratic formula", "quadratic equation formula"),
+    "Lagrange's theorem": ("Lagrange's theorem", "Lagrange theorem", "theorem of Lagrange"),
+    "Sylow theorems": ("Sylow theorems", "Sylow's theorem", "Sylow's theorems", "Sylow theorem", "Sylow's first theorem",
+                       "Sylow's second theorem", "Sylow's third theorem"),
+    "intermediate value theorem": ("intermediate value theorem", "IVT", "Bolzano's theorem"),
+    "mean value theorem": ("mean value theorem", "MVT", "Lagrange's mean value theorem"),
+    "extreme value theorem": ("extreme value theorem", "Weierstrass extreme value theorem"),
+    "Rolle's theorem": ("Rolle's theorem", "Rolle theorem"),
+    "fundamental theorem of calculus": ("fundamental theorem of calculus", "FTC"),
+    "fundamental theorem of algebra": ("fundamental theorem of algebra",),
+    "fundamental theorem of arithmetic": ("fundamental theorem of arithmetic", "unique factorization theorem",
+                                          "unique prime factorization"),
+    "Euclidean algorithm": ("Euclidean algorithm", "Euclid's algorithm", "Euclidean Algorithm"),
+    "Bezout's identity": ("Bezout's identity", "Bézout's identity", "Bezout identity", "Bezout's lemma", "Bézout's lemma"),
+    "Wilson's theorem": ("Wilson's theorem", "Wilson theorem"),
+    "Ptolemy's theorem": ("Ptolemy's theorem", "Ptolemy theorem", "Ptolemy's inequality"),
+    "Stewart's theorem": ("Stewart's theorem", "Stewart theorem"),
+    "Ceva's theorem": ("Ceva's theorem", "Ceva theorem"),
+    "Menelaus' theorem": ("Menelaus' theorem", "Menelaus's theorem", "Menelaus theorem"),
+    "power of a point": ("power of a point", "power of the point", "power-of-a-point theorem"),
+    "Heron's formula": ("Heron's formula", "Hero's formula", "Heron formula"),
+    "shoelace formula": ("shoelace formula", "shoelace theorem", "Gauss's area formula"),
+    "inclusion-exclusion": ("inclusion-exclusion principle", "principle of inclusion-exclusion", "inclusion-exclusion",
+                            "inclusion exclusion"),
+    "Jensen's inequality": ("Jensen's inequality", "Jensen inequality"),
+    "Holder's inequality": ("Hölder's inequality", "Holder's inequality", "Holder inequality", "Hölder inequality", "Hölder", "Holder"),
+    "Chebyshev's inequality": ("Chebyshev's inequality", "Chebyshev's sum inequality", "Chebyshev inequality",
+                               "Chebyshev's sum", "Tchebychef's inequality"),
+    "rearrangement inequality": ("rearrangement inequality",),
+    "Bernoulli's inequality": ("Bernoulli's inequality", "Bernoulli inequality"),
+    "De Moivre's theorem": ("De Moivre's theorem", "de Moivre's formula", "De Moivre's formula", "de Moivre's theorem"),
+    "Euler's formula": ("Euler's formula", "Euler formula"),
+    "Legendre's formula": ("Legendre's formula", "de Polignac's formula"),
+    "quadratic reciprocity": ("quadratic reciprocity", "law of quadratic reciprocity", "quadratic reciprocity law"),
+    "rational root theorem": ("rational root theorem", "rational roots theorem", "rational zero theorem"),
+    "remainder theorem": ("remainder theorem", "polynomial remainder theorem", "factor theorem"),
+    "Stars and bars": ("stars and bars", "stars-and-bars"),
+    "Hockey stick identity": ("hockey stick identity", "hockey-stick identity"),
+    "Vandermonde's identity": ("Vandermonde's identity", "Vandermonde identity", "Vandermonde's convolution"),
+    "Bolzano-Weierstrass theorem": ("Bolzano-Weierstrass theorem", "Bolzano–Weierstrass theorem", "Bolzano-Weierstrass"),
+    "Heine-Borel theorem": ("Heine-Borel theorem", "Heine–Borel theorem", "Heine-Borel"),
+    "Cayley-Hamilton theorem": ("Cayley-Hamilton theorem", "Cayley–Hamilton theorem", "Cayley-Hamilton"),
+    "rank-nullity theorem": ("rank-nullity theorem", "rank nullity theorem", "rank-nullity", "dimension theorem"),
+    "first isomorphism theorem": ("first isomorphism theorem", "First Isomorphism Theorem", "fundamental homomorphism theorem"),
+    "Cauchy's theorem": ("Cauchy's theorem",),
+    "L'Hopital's rule": ("L'Hôpital's rule", "L'Hopital's rule", "L'Hospital's rule", "l'Hôpital's rule", "L'Hopital rule"),
+    "squeeze theorem": ("squeeze theorem", "sandwich theorem", "squeeze lemma"),
+    "similar triangles": ("similar triangles",),
+    "Side-Angle-Side": ("Side-Angle-Side", "SAS"),
+    "Angle-Angle": ("Angle-Angle", "AA similarity"),
+    "Thales' theorem": ("Thales' theorem", "Thales's theorem", "Thales theorem"),
+    "inscribed angle theorem": ("inscribed angle theorem",),
+    "Zorn's lemma": ("Zorn's lemma",),
+    "well-ordering principle": ("well-ordering principle", "well ordering principle"),
+    # Olympiad number theory
+    "Dirichlet's theorem": ("Dirichlet's theorem on primes in arithmetic progressions", "Dirichlet's theorem on arithmetic progressions",
+                            "Dirichlet's theorem on primes in arithmetic progression", "Dirichlet's prime number theorem",
+                            "Dirichlet's theorem", "Dirichlet theorem"),
+    "Zsigmondy's theorem": ("Zsigmondy's theorem", "Zsigmondy theorem", "Zsigmondy", "Bang's theorem"),
+    "lifting the exponent lemma": ("lifting the exponent lemma", "lifting-the-exponent lemma", "lifting the exponent",
+                                   "LTE lemma", "LTE"),
+    "Hensel's lemma": ("Hensel's lemma", "Hensel lemma", "Hensel's lifting lemma"),
+    "Euler's criterion": ("Euler's criterion", "Euler criterion"),
+    "Gauss's lemma": ("Gauss's lemma", "Gauss' lemma", "Gauss lemma"),
+    "Lucas's theorem": ("Lucas's theorem", "Lucas' theorem", "Lucas theorem"),
+    "Kummer's theorem": ("Kummer's theorem", "Kummer theorem"),
+    "Bertrand's postulate": ("Bertrand's postulate", "Bertrand postulate", "Chebyshev's theorem on primes"),
+    "Fermat's two squares theorem": ("Fermat's theorem on sums of two squares", "Fermat's two squares theorem",
+                                     "Fermat's Christmas theorem"),
+    "Lagrange's four-square theorem": ("Lagrange's four-square theorem", "Lagrange's four square theorem", "four-square theorem"),
+    "Thue's lemma": ("Thue's lemma", "Thue lemma"),
+    "Wolstenholme's theorem": ("Wolstenholme's theorem", "Wolstenholme theorem"),
+    "Euclid's lemma": ("Euclid's lemma", "Euclid lemma"),
+    "division algorithm": ("division algorithm", "Euclidean division"),
+    "Chicken McNugget theorem": ("Chicken McNugget theorem", "Frobenius coin problem", "Sylvester's theorem on coins"),
+    "primitive root theorem": ("primitive root theorem", "existence of primitive roots"),
+    "Dirichlet's approximation theorem": ("Dirichlet's approximation theorem", "Dirichlet approximation theorem"),
+    # Olympiad inequalities and algebra
+    "Muirhead's inequality": ("Muirhead's inequality", "Muirhead inequality", "Muirhead's theorem", "Muirhead"),
+    "Nesbitt's inequality": ("Nesbitt's inequality", "Nesbitt inequality"),
+    "power mean inequality": ("power mean inequality", "power-mean inequality", "QM-AM-GM-HM inequality", "QM-AM-GM-HM",
+                              "QM-AM inequality", "QM-AM", "RMS-AM inequality", "generalized mean inequality"),
+    "AM-HM": ("AM-HM inequality", "AM-HM", "HM-GM-AM inequality"),
+    "Karamata's inequality": ("Karamata's inequality", "Karamata inequality", "majorization inequality"),
+    "Minkowski's inequality": ("Minkowski's inequality", "Minkowski inequality"),
+    "Young's inequality": ("Young's inequality", "Young inequality"),
+    "tangent line trick": ("tangent line trick", "tangent-line trick"),
+    "Newton's identities": ("Newton's identities", "Newton's sums", "Newton's identity", "Newton-Girard formulas"),
+    "Lagrange interpolation": ("Lagrange interpolation", "Lagrange interpolation formula", "Lagrange's interpolation formula"),
+    "Descartes' rule of signs": ("Descartes' rule of signs", "Descartes's rule of signs", "rule of signs"),
+    "Eisenstein's criterion": ("Eisenstein's criterion", "Eisenstein criterion", "Eisenstein's irreducibility criterion"),
+    "Abel summation": ("Abel summation", "Abel's summation formula", "summation by parts", "Abel's lemma"),
+    "Cauchy's functional equation": ("Cauchy's functional equation", "Cauchy functional equation", "Cauchy equation"),
+    "telescoping": ("telescoping sum", "telescoping series", "telescoping"),
+    # Olympiad geometry
+    "Pick's theorem": ("Pick's theorem", "Pick theorem", "Pick's formula"),
+    "Simson line": ("Simson line", "Simson's theorem", "Simson-Wallace line"),
+    "radical axis theorem": ("radical axis theorem",),
+    "Pascal's theorem": ("Pascal's theorem", "Pascal theorem", "Pascal's hexagon theorem"),
+    "Brianchon's theorem": ("Brianchon's theorem", "Brianchon theorem"),
+    "Desargues' theorem": ("Desargues' theorem", "Desargues's theorem", "Desargues theorem"),
+    "Miquel's theorem": ("Miquel's theorem", "Miquel theorem", "Miquel point"),
+    "Monge's theorem": ("Monge's theorem", "Monge theorem"),
+    "butterfly theorem": ("butterfly theorem",),
+    "Brahmagupta's formula": ("Brahmagupta's formula", "Brahmagupta formula"),
+    "Euler's inequality": ("Euler's inequality", "Euler inequality"),
+    "Euler line": ("Euler line", "Euler's line"),
+    "nine-point circle": ("nine-point circle", "nine point circle"),
+    "Apollonius's theorem": ("Apollonius's theorem", "Apollonius' theorem", "Apollonius theorem", "median length formula"),
+    "Carnot's theorem": ("Carnot's theorem", "Carnot theorem"),
+    "Van Aubel's theorem": ("Van Aubel's theorem", "van Aubel's theorem"),
+    "British flag theorem": ("British flag theorem",),
+    "Viviani's theorem": ("Viviani's theorem", "Viviani theorem"),
+    "Napoleon's theorem": ("Napoleon's theorem", "Napoleon theorem"),
+    "law of tangents": ("law of tangents", "tangent rule"),
+    "extended law of sines": ("extended law of sines", "extended sine rule"),
+    "tangent-secant theorem": ("tangent-secant theorem", "secant-tangent theorem", "intersecting chords theorem",
+                               "intersecting secants theorem"),
+    "alternate segment theorem": ("alternate segment theorem", "tangent-chord angle theorem", "tangent chord angle"),
+    "Cauchy-Davenport theorem": ("Cauchy-Davenport theorem", "Cauchy-Davenport"),
+    # Combinatorics
+    "Hall's marriage theorem": ("Hall's marriage theorem", "Hall's theorem", "Hall marriage theorem", "Hall's condition"),
+    "Dilworth's theorem": ("Dilworth's theorem", "Dilworth theorem"),
+    "Erdos-Szekeres theorem": ("Erdős–Szekeres theorem", "Erdos-Szekeres theorem", "Erdős-Szekeres theorem", "Erdos-Szekeres"),
+    "Ramsey's theorem": ("Ramsey's theorem", "Ramsey theorem"),
+    "Turan's theorem": ("Turán's theorem", "Turan's theorem", "Turan theorem"),
+    "Sperner's lemma": ("Sperner's lemma", "Sperner's theorem"),
+    "Burnside's lemma": ("Burnside's lemma", "Burnside lemma", "Cauchy-Frobenius lemma", "orbit-counting theorem"),
+    "handshake lemma": ("handshake lemma", "handshaking lemma", "degree sum formula"),
+    "Euler's formula for planar graphs": ("Euler's formula for planar graphs", "Euler's polyhedron formula"),
+    "double counting": ("double counting", "double-counting", "Double-count", "counting in two ways"),
+    "extremal principle": ("extremal principle",),
+    "infinite descent": ("infinite descent", "method of infinite descent", "Fermat's infinite descent"),
+    "Combinatorial Nullstellensatz": ("Combinatorial Nullstellensatz", "Alon's Nullstellensatz"),
+    "Chevalley-Warning theorem": ("Chevalley-Warning theorem", "Chevalley–Warning theorem", "Chevalley's theorem"),
+    # Undergraduate analysis
+    "Taylor's theorem": ("Taylor's theorem", "Taylor theorem", "Taylor's formula", "Taylor expansion"),
+    "Cauchy's mean value theorem": ("Cauchy's mean value theorem", "Cauchy mean value theorem", "extended mean value theorem"),
+    "monotone convergence theorem": ("monotone convergence theorem", "Monotone Convergence Theorem", "monotone convergence"),
+    "dominated convergence theorem": ("dominated convergence theorem", "Lebesgue's dominated convergence theorem",
+                                      "Dominated Convergence Theorem"),
+    "Fatou's lemma": ("Fatou's lemma", "Fatou lemma"),
+    "Fubini's theorem": ("Fubini's theorem", "Fubini theorem", "Fubini-Tonelli theorem", "Tonelli's theorem"),
+    "Cauchy criterion": ("Cauchy criterion", "Cauchy's criterion", "Cauchy convergence criterion"),
+    "Weierstrass M-test": ("Weierstrass M-test", "M-test", "Weierstrass test"),
+    "ratio test": ("ratio test", "d'Alembert's ratio test"),
+    "root test": ("root test", "Cauchy's root test"),
+    "comparison test": ("comparison test", "limit comparison test", "direct comparison test"),
+    "integral test": ("integral test",),
+    "alternating series test": ("alternating series test", "Leibniz test", "Leibniz's test"),
+    "uniform limit theorem": ("uniform limit theorem",),
+    "Arzela-Ascoli theorem": ("Arzelà–Ascoli theorem", "Arzela-Ascoli theorem", "Arzelà-Ascoli theorem", "Ascoli's theorem"),
+    "Stone-Weierstrass theorem": ("Stone-Weierstrass theorem", "Stone–Weierstrass theorem", "Weierstrass approximation theorem"),
+    "Baire category theorem": ("Baire category theorem", "Baire's theorem"),
+    "Banach fixed-point theorem": ("Banach fixed-point theorem", "Banach fixed point theorem", "contraction mapping theorem",
+                                   "contraction mapping principle"),
+    "Urysohn's lemma": ("Urysohn's lemma", "Urysohn lemma"),
+    "Tychonoff's theorem": ("Tychonoff's theorem", "Tychonoff theorem"),
+    "Tietze extension theorem": ("Tietze extension theorem", "Tietze's extension theorem"),
+    "inverse function theorem": ("inverse function theorem",),
+    "implicit function theorem": ("implicit function theorem",),
+    "Green's theorem": ("Green's theorem", "Green theorem"),
+    "Stokes' theorem": ("Stokes' theorem", "Stokes's theorem", "Stokes theorem"),
+    "divergence theorem": ("divergence theorem", "Gauss's theorem", "Gauss-Ostrogradsky theorem"),
+    "Cauchy-Riemann equations": ("Cauchy-Riemann equations", "Cauchy–Riemann equations", "Cauchy-Riemann"),
+    "Cauchy's integral formula": ("Cauchy's integral formula", "Cauchy integral formula"),
+    "Cauchy's integral theorem": ("Cauchy's integral theorem", "Cauchy-Goursat theorem", "Cauchy integral theorem"),
+    "residue theorem": ("residue theorem", "Cauchy's residue theorem"),
+    "Liouville's theorem": ("Liouville's theorem", "Liouville theorem"),
+    "maximum modulus principle": ("maximum modulus principle", "maximum modulus theorem"),
+    "Morera's theorem": ("Morera's theorem", "Morera theorem"),
+    "Schwarz lemma": ("Schwarz lemma", "Schwarz's lemma"),
+    "Rouche's theorem": ("Rouché's theorem", "Rouche's theorem", "Rouche theorem"),
+    "open mapping theorem": ("open mapping theorem",),
+    "identity theorem": ("identity theorem",),
+    "Jordan's lemma": ("Jordan's lemma", "Jordan lemma"),
+    # Undergraduate algebra and linear algebra
+    "orbit-stabilizer theorem": ("orbit-stabilizer theorem", "orbit stabilizer theorem", "orbit-stabiliser theorem"),
+    "class equation": ("class equation", "class formula"),
+    "second isomorphism theorem": ("second isomorphism theorem", "diamond isomorphism theorem"),
+    "third isomorphism theorem": ("third isomorphism theorem",),
+    "correspondence theorem": ("correspondence theorem", "lattice isomorphism theorem", "fourth isomorphism theorem"),
+    "Cayley's theorem": ("Cayley's theorem", "Cayley theorem"),
+    "Jordan-Holder theorem": ("Jordan-Hölder theorem", "Jordan-Holder theorem", "Jordan–Hölder theorem"),
+    "structure theorem for finitely generated abelian groups": (
+        "fundamental theorem of finitely generated abelian groups", "structure theorem for finitely generated abelian groups",
+        "fundamental theorem of finite abelian groups", "classification of finite abelian groups"),
+    "Schur's lemma": ("Schur's lemma", "Schur lemma"),
+    "Hilbert's basis theorem": ("Hilbert's basis theorem", "Hilbert basis theorem"),
+    "Nakayama's lemma": ("Nakayama's lemma", "Nakayama lemma"),
+    "primitive element theorem": ("primitive element theorem", "theorem of the primitive element"),
+    "fundamental theorem of Galois theory": ("fundamental theorem of Galois theory", "Galois correspondence"),
+    "tower law": ("tower law", "degree formula", "multiplicativity of degrees"),
+    "spectral theorem": ("spectral theorem",),
+    "Gram-Schmidt process": ("Gram-Schmidt process", "Gram–Schmidt process", "Gram-Schmidt orthogonalization", "Gram-Schmidt"),
+    "Cramer's rule": ("Cramer's rule", "Cramer rule"),
+    "Jordan canonical form": ("Jordan canonical form", "Jordan normal form"),
+    "Sylvester's law of inertia": ("Sylvester's law of inertia", "law of inertia"),
+    "Schur's inequality": ("Schur's inequality", "Schur inequality"),
+    "sum of an arithmetic series": ("sum of an arithmetic series", "arithmetic series formula", "sum of an arithmetic progression"),
+    "sum of a geometric series": ("sum of a geometric series", "geometric series formula", "sum of a geometric progression"),
+}
+
+
+def _name_key(text: str) -> str:
+    t = text.lower().replace("\u2019", "'").replace("\u2013", "-").replace("ö", "o").replace("é", "e")
+    t = re.sub(r"(?<=\w)'s?\b", "", t)
+    t = re.sub(r"[^a-z0-9]+", " ", t).strip()
+    return re.sub(r"^(?:by |using |from |apply(?:ing)? )?(?:the |a )?", "", t)  # "by the AM-GM inequality"
+
+
+_CANONICAL: dict[str, str] = {}
+for _canon, _aliases in THEOREM_ALIASES.items():
+    for _alias in (_canon, *_aliases):
+        _CANONICAL.setdefault(_name_key(_alias), _canon)
+
+
+def canonical_theorem(text: str) -> str | None:
+    """The lexicon's canonical name for a theorem name or alias (`AM-GM` for
+    `arithmetic-geometric mean inequality`), or None when text is not a known theorem name."""
+    return _CANONICAL.get(_name_key(text))
+
+
+def theorem_names_equal(a: str, b: str) -> bool | None:
+    """Whether two theorem names name the same theorem (by canonical name, never by loose text
+    similarity); None when either is not a theorem name of the lexicon (then compare as formulas)."""
+    ca, cb = canonical_theorem(a), canonical_theorem(b)
+    if ca is None or cb is None:
+        return None
+    return ca == cb
+
+
+def theorem_key(name: str) -> str:
+    """A name's identity: letters only, lower case, without "the", possessive `'s` and a trailing "s".
+
+    `Rolle's theorem`, `Rolle theorem` and `the Rolle's Theorem` share a key; `Cauchy-Schwarz`
+    and `Cauchy–Schwarz` too.
+    """
+    text = re.sub(r"\\(?:text|textbf|textit|mathrm|emph)\s*\{([^{}]*)\}", r"\1", name).lower()
+    text = re.sub(r"['\u2019`]s\b", "", text)
+    text = re.sub(r"\bthe\b", " ", text)
+    words = re.findall(r"[a-z]+", text)
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)

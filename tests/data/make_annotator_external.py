@@ -1,0 +1,159 @@
+"""Recreate the external corpus behind tests/data/annotator_gold_external.jsonl, and show how the
+round-2 annotator fixture rows were picked.
+
+    python tests/data/make_annotator_external.py build --olympiadbench DIR --imobench DIR \
+        --math DIR --out annotator_external.jsonl
+    python tests/data/make_annotator_external.py pick --external annotator_external.jsonl
+
+`build` reads three public GitHub repositories (clones or bare mirrors; DIR is the repository
+folder) at the pinned commits below with `git show`/`git archive`, and writes one JSON line per
+solution with the fields `id`, `source`, `kind`, `problem`, `solution` (texts unchanged, nothing
+cleaned). The benchmark reads it with the source spec `FILE:kind=kind,id=id,name=external`, so the
+fixture ids are `external/<id>`. The texts are public data that we may not commit: this file is
+the recipe, and the fixture's `solution_sha256` proves a recreated file is the one labelled.
+
+`pick` prints the seeded choice (for the record; the fixture rows were made from its output): per
+group, the eligible rows sorted by sha256(SEED + "/" + id), the first ones taken, the first
+`heldout` of them held out. Groups and rules are in `GROUPS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+OLYMPIADBENCH = ("OpenBMB/OlympiadBench", "61bf12a89d097ec304b07e0254b6338aeb1b0a4c", "data.zip")
+OB_MEMBER = "data/English_Olympiad_Mathematics.json"
+IMOBENCH = ("google-deepmind/superhuman", "92ae8c2e88dee12a3f793dd88a5e80ed76754c2a", "imobench/proofbench.csv")
+MATH = ("aiwaves-cn/agents", "80b8e99666ccadc973ca3a443dd179a5d54c9e8d", "src/agents/datasets/data/math/train")
+
+SEED = "annotator-gold-round2"
+SPEC = "{file}:kind=kind,id=id,name=external"
+CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
+# group -> (rule, how many, how many held out)
+GROUPS = {
+    "olympiadbench_tp": ("Theorem_Proving rows, first solution 2500-8000 chars", 10, 8),
+    "imo_proofbench": ("all rows, solution 2000-8000 chars", 6, 4),
+    "math_train": ("Level 5, solution 1000-8000 chars", 10, 7),
+    "corpora_proofs": ("proofnet_test/valid + minif2f_informal rows not in annotator_gold.jsonl, "
+                       "solution at least the 75th percentile of their lengths", 10, 6),
+}
+
+
+def git_bytes(repo: Path, commit: str, path: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{path}"], check=True, capture_output=True).stdout
+
+
+def olympiadbench_rows(repo: Path) -> list[dict]:
+    name, commit, path = OLYMPIADBENCH
+    with zipfile.ZipFile(io.BytesIO(git_bytes(repo, commit, path))) as z:
+        data = json.loads(z.read(OB_MEMBER))
+    return [
+        {"id": f"olympiadbench_tp/{r['id']}", "source": "olympiadbench_tp", "kind": "proof",
+         "problem": r["question"], "solution": r["solution"][0], "origin": r["source"]}
+        for r in data if r["label"] == "Theorem_Proving"
+    ]
+
+
+def imobench_rows(repo: Path) -> list[dict]:
+    name, commit, path = IMOBENCH
+    text = git_bytes(repo, commit, path).decode("utf-8")
+    return [
+        {"id": f"imo_proofbench/{r['Problem ID']}", "source": "imo_proofbench", "kind": "proof",
+         "problem": r["Problem"], "solution": r["Solution"], "origin": r["Source"]}
+        for r in csv.DictReader(io.StringIO(text, newline=""))
+    ]
+
+
+def math_rows(repo: Path) -> list[dict]:
+    name, commit, path = MATH
+    tar = subprocess.run(["git", "-C", str(repo), "archive", commit, path], check=True, capture_output=True).stdout
+    rows = []
+    with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+        for m in sorted(t.getmembers(), key=lambda m: m.name):
+            if not m.isfile() or not m.name.endswith(".json"):
+                continue
+            r = json.loads(t.extractfile(m).read())
+            subject, number = m.name.split("/")[-2], Path(m.name).stem
+            rows.append({"id": f"math_train/{subject}/{number}", "source": "math_train", "kind": "computation",
+                         "problem": r["problem"], "solution": r["solution"], "level": r["level"]})
+    return rows
+
+
+def build(args: argparse.Namespace) -> None:
+    rows = olympiadbench_rows(args.olympiadbench) + imobench_rows(args.imobench) + math_rows(args.math)
+    with open(args.out, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(f"wrote {len(rows)} rows to {args.out}")
+
+
+def _key(rid: str) -> str:
+    return hashlib.sha256(f"{SEED}/{rid}".encode()).hexdigest()
+
+
+def _eligible(group: str, raw: dict, n: int) -> bool:
+    if group == "olympiadbench_tp":
+        return 2500 <= n <= 8000
+    if group == "imo_proofbench":
+        return 2000 <= n <= 8000
+    if group == "math_train":
+        return raw.get("level") == "Level 5" and 1000 <= n <= 8000
+    raise ValueError(group)
+
+
+def pick(args: argparse.Namespace) -> None:
+    from mrtasks.curate.base import Drop
+    from mrtasks.curate.sources import expand_specs, iter_source, parse_source
+
+    here = Path(__file__).resolve().parent
+    raw = {f"external/{r['id']}": r for r in map(json.loads, open(args.external, encoding="utf-8"))}
+    trajs = [t for t in iter_source(parse_source(SPEC.format(file=args.external))) if not isinstance(t, Drop)]
+    groups: dict[str, list] = {g: [] for g in GROUPS}
+    for t in trajs:
+        src = raw[t.id]["source"]
+        if _eligible(src, raw[t.id], len(t.solution)):
+            groups[src].append(t)
+    labelled = {json.loads(line)["id"] for line in open(here / "annotator_gold.jsonl", encoding="utf-8")}
+    proofs = [
+        t for s in expand_specs([parse_source(f"corpora:{args.corpora}")]) if s.name in CORPORA_PROOFS
+        for t in iter_source(s) if not isinstance(t, Drop)
+    ]
+    lengths = sorted(len(t.solution) for t in proofs)
+    q75 = lengths[int(0.75 * len(lengths))]
+    groups["corpora_proofs"] = [t for t in proofs if t.id not in labelled and len(t.solution) >= q75]
+    for group, (rule, n, held) in GROUPS.items():
+        chosen = sorted(groups[group], key=lambda t: _key(t.id))[:n]
+        for k, t in enumerate(chosen):
+            sha = hashlib.sha256(t.solution.encode()).hexdigest()[:16]
+            print(json.dumps({"id": t.id, "source": t.source if group == "corpora_proofs" else group, "kind": t.kind,
+                              "split": "heldout" if k < held else "tune", "solution_sha256": sha}))
+        print(f"# {group}: {len(groups[group])} eligible ({rule}), {len(chosen)} picked, {held} held out",
+              file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="write the external corpus JSONL from the three repositories")
+    b.add_argument("--olympiadbench", type=Path, required=True, help=f"a clone of {OLYMPIADBENCH[0]}")
+    b.add_argument("--imobench", type=Path, required=True, help=f"a clone of {IMOBENCH[0]}")
+    b.add_argument("--math", type=Path, required=True, help=f"a clone of {MATH[0]}")
+    b.add_argument("--out", type=Path, required=True)
+    k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
+    k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
+    k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
+    args = p.parse_args(argv)
+    build(args) if args.cmd == "build" else pick(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""The annotator benchmark reads a fixture whose texts live in any local file (`--source`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+import pytest
+
+from mrtasks.curate.annotator_bench import evaluate, load_fixture, main
+from mrtasks.trajectory import Formula, Trajectory
+
+TEXTS = {
+    "p1": "Assume $n$ is odd. Then $n^2 = (2k+1)^2 = 4k^2+4k+1$ is odd. Hence the claim holds.",
+    "c1": "First, $3 \\cdot 4 = 12$ apples. Then $12 - 5 = 7$ are left.",
+}
+GOLD = {
+    "p1": (["n^2 = (2k+1)^2 = 4k^2+4k+1"], ["Assume", "Then $n^2", "Hence"]),
+    "c1": (["12 - 5 = 7", "3 \\cdot 4 = 12"], ["First,", "Then"]),
+}
+
+
+def _write(tmp_path, texts=TEXTS):
+    src = tmp_path / "mini.jsonl"
+    src.write_text("".join(
+        json.dumps({"uid": k, "question": "Q?", "text": v, "type": "proof" if k[0] == "p" else "computation"}) + "\n"
+        for k, v in texts.items()
+    ))
+    fixture = tmp_path / "gold.jsonl"
+    fixture.write_text("".join(
+        json.dumps({"id": f"mini/{k}", "source": "mini", "kind": "proof" if k[0] == "p" else "computation",
+                    "split": "heldout" if k[0] == "p" else "tune",
+                    "solution_sha256": hashlib.sha256(TEXTS[k].encode()).hexdigest()[:16],
+                    "formulas": GOLD[k][0], "steps": GOLD[k][1]}) + "\n"
+        for k in TEXTS
+    ))
+    return src, fixture
+
+
+def _oracle(traj: Trajectory) -> Trajectory:
+    """Answers exactly the gold labels: the benchmark must then score 1.0 everywhere."""
+    formulas, starts = GOLD[traj.id.split("/")[1]]
+    spans = [Formula(f, traj.solution.index(f), traj.solution.index(f) + len(f)) for f in formulas]
+    cuts = [traj.solution.index(s) for s in starts] + [len(traj.solution)]
+    steps = [traj.solution[a:b].strip() for a, b in zip(cuts, cuts[1:])]
+    return dataclasses.replace(traj, formulas=spans, steps=steps)
+
+
+def test_fixture_rows_are_read_from_a_source_spec(tmp_path):
+    src, fixture = _write(tmp_path)
+    spec = f"{src}:problem=question,solution=text,id=uid,kind=type"
+    items = load_fixture(fixture, tmp_path / "no-corpora-here", [spec])
+    assert [(g["id"], t.kind) for g, t in items] == [("mini/p1", "proof"), ("mini/c1", "computation")]
+    figures = {k: t.figures() for k, t in evaluate(items, _oracle).items()}
+    assert figures["all"]["rows"] == 2 and figures["heldout"]["rows"] == 1
+    assert figures["all"]["top7_precision"] == 1.0 and figures["all"]["step_f1"] == 1.0
+    assert figures["all"]["gold_top7_recall"] == 1.0
+
+
+def test_the_cli_reports_per_kind_and_refuses_changed_or_missing_texts(tmp_path, capsys):
+    src, fixture = _write(tmp_path)
+    spec = f"{src}:problem=question,solution=text,id=uid,kind=type"
+    main(["--fixture", str(fixture), "--source", spec, "--by", "kind", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["all"]["rows"] == 2
+    assert out["proof/all"]["rows"] == out["proof/heldout"]["rows"] == 1
+    assert out["computation/tune"]["rows"] == 1 and "computation/heldout" not in out
+    _write(tmp_path, {**TEXTS, "p1": TEXTS["p1"] + " Done."})
+    with pytest.raises(SystemExit):
+        main(["--fixture", str(fixture), "--source", spec])
+    assert "mini/p1 changed since it was labelled" in capsys.readouterr().err
+    _write(tmp_path, {"c1": TEXTS["c1"]})
+    with pytest.raises(SystemExit):
+        main(["--fixture", str(fixture), "--source", spec])
+    assert "fixture id mini/p1 not found in" in capsys.readouterr().err

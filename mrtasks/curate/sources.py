@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from mrtasks.curate.base import Drop
+from mrtasks.curate.base import Drop, SourceError  # noqa: F401  (SourceError is part of this module's API)
 
 # The presets moved to mrtasks.curate.presets; these names stay importable from here.
 from mrtasks.curate.presets import (  # noqa: F401
@@ -81,10 +81,6 @@ from mrtasks.curate.presets import (  # noqa: F401
 from mrtasks.jsonl import BadLine, iter_jsonl
 
 logger = logging.getLogger(__name__)
-
-
-class SourceError(ValueError):
-    """A source spec or file that cannot be read at all (as opposed to one bad row)."""
 
 
 @dataclass

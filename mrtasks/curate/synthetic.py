@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mrtasks.curate.base import SourceError
 from mrtasks.curate.filters import normalize_problem
-from mrtasks.curate.sources import SourceError
 
 logger = logging.getLogger(__name__)
 

@@ -101,9 +101,13 @@ def test_every_solution_has_7_formulas_4_steps_and_its_computed_boxed_answer(dif
 
 
 def test_training_and_heldout_problems_never_meet():
-    train = {normalize_problem(w.problem) for seed in (0, 1) for w in generate(SyntheticConfig(size=400, seed=seed))}
-    heldout = [normalize_problem(r["problem"]) for seed in (0, 1) for r in heldout_rows(SyntheticConfig(size=100, seed=seed))]
-    assert len(heldout) == 200 and not train & set(heldout)
+    # The testbed's families (`series` holds few distinct problems at difficulty 1) and all five at difficulty 2.
+    for families, difficulty in ((("expr", "linear", "system", "mod"), 1), (tuple(FAMILIES), 2)):
+        train = {normalize_problem(w.problem) for seed in (0, 1)
+                 for w in generate(SyntheticConfig(size=400, seed=seed, difficulty=difficulty, families=families))}
+        heldout = [normalize_problem(r["problem"]) for seed in (0, 1)
+                   for r in heldout_rows(SyntheticConfig(size=100, seed=seed, difficulty=difficulty, families=families))]
+        assert len(heldout) == 200 and not train & set(heldout)
     assert all(is_heldout(r["problem"]) for r in heldout_rows(SyntheticConfig(size=30)))
     assert not any(is_heldout(w.problem) for w in generate(SyntheticConfig(size=100)))
 
@@ -145,7 +149,7 @@ def test_a_small_build_yields_every_config(tmp_path):
         ds = load_dataset(str(out), config)
         assert sum(len(split) for split in ds.values()) >= 35, config
     stats = json.loads((out / "build_stats.json").read_text())
-    assert stats["sources"][0]["revision"] == "generated:arith-v1"
+    assert stats["sources"][0]["revision"] == "generated:arith-v2"
     bad = subprocess.run([sys.executable, "-m", "mrtasks.build", "--source", "synthetic:arith:size=x",
                           "--out", str(tmp_path / "bad"), "--no-progress"], cwd=REPO_ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "size" in bad.stderr and "Traceback" not in bad.stderr

@@ -61,10 +61,12 @@ class LearnConfig:
     """Every setting of a testbed run (recorded in `OUT/learn_config.json`; a rerun must match it)."""
 
     mode: str = "default"
-    train_problems: int = 2500
+    train_problems: int = 1000
     """Problems the synthetic source generates for the build (train + validation splits)."""
-    heldout_problems: int = 40
+    heldout_problems: int = 32
     difficulty: int = 1
+    families: str = "expr+linear+system+mod"
+    """`series` holds too few distinct problems at difficulty 1 (mrtasks.curate.synthetic)."""
     data_seed: int = 0
     validation_fraction: float = 0.1
     seeds: tuple[int, ...] = (1, 2, 3)
@@ -73,14 +75,14 @@ class LearnConfig:
     baseline: bool = True
     stage2: bool = True
     """False (quick mode): Stage I only."""
-    stage1_steps: int = 40
-    stage2_steps: int = 40
+    stage1_steps: int = 30
+    stage2_steps: int = 30
     vocab_size: int = 2048
     hidden_size: int = 192
     layers: int = 4
-    sft_epochs: float = 2.0
+    sft_epochs: float = 3.0
     sft_learning_rate: float = 2e-3
-    sft_stage1_share: float = 0.25
+    sft_stage1_share: float = 0.34
     eval_n: int = 64
     eval_max_new_tokens: int = 160
     evaluate: bool = True
@@ -99,7 +101,7 @@ def mode_config(mode: str) -> LearnConfig:
         return LearnConfig(mode="full", arms=STAGE1_ARMS_FULL)
     if mode == "quick":
         return LearnConfig(mode="quick", train_problems=600, seeds=(1,), baseline=False, stage2=False,
-                           stage1_steps=16, sft_epochs=2.0, evaluate=False)
+                           stage1_steps=20, hidden_size=128, sft_epochs=2.0, evaluate=False)
     raise ValueError(f"unknown mode {mode!r}")
 
 
@@ -247,14 +249,14 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
     start = time.monotonic()
     if not (paths.dataset / "build_stats.json").is_file():
         source = (f"synthetic:arith:size={config.train_problems},difficulty={config.difficulty},"
-                  f"seed={config.data_seed}")
+                  f"seed={config.data_seed},families={config.families}")
         runner.run("build", ["-m", "mrtasks.build", "--source", source, "--out", str(paths.dataset),
                              "--seed", str(config.data_seed), "--validation-fraction", str(config.validation_fraction),
                              "--no-progress"])
     if not paths.heldout.is_file():
         runner.run("heldout", ["-m", "mrtasks.curate.synthetic", str(paths.heldout), "--size",
                                str(config.heldout_problems), "--difficulty", str(config.difficulty),
-                               "--seed", str(config.data_seed)])
+                               "--seed", str(config.data_seed), "--families", config.families])
     record["disjoint"] = check_disjoint(paths)
     phases["data"] = round(time.monotonic() - start, 1)
 
@@ -394,9 +396,10 @@ def main(argv: list[str] | None = None) -> int:
         (out / "learn_record.json").write_text(json.dumps(record, indent=2) + "\n")
     from training.learn_report import write_report
 
-    summary = write_report(config, paths, report, command=command)
-    logger.info("report written to %s", report)
-    return EXIT_OK if summary.get("ok", True) else EXIT_OK
+    verdict = write_report(config, paths, report, command=command)
+    # A check that fails (a flat curve, no gain) is a result the report states, not a failed run.
+    logger.info("report written to %s (reward rise in every stage and seed: %s)", report, verdict.get("rise"))
+    return EXIT_OK
 
 
 if __name__ == "__main__":

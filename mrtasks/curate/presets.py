@@ -370,6 +370,6 @@ for _preset in (
     Preset("sample", normalize_sample, "bundled", license="apache-2.0"),  # written for this project
     Preset("corpora", normalize_sample, "folder"),  # expanded into the file presets by `expand_specs`
     # Synthetic worked solutions for the CPU learning testbed (mrtasks.curate.synthetic).
-    Preset("synthetic", normalize_sample, "generated", revision="arith-v1", read=_read_synthetic),
+    Preset("synthetic", normalize_sample, "generated", revision="arith-v2", read=_read_synthetic),
 ):
     register_preset(_preset)

@@ -48,7 +48,7 @@ bench: $(VENV)/.full
 gpu-smoke: $(VENV)/.full
 	$(PY) -m training.gpu_smoke --report docs/gpu-smoke.md
 
-# The CPU learning testbed (report: docs/learning.md): a synthetic build, a warm-started tiny Qwen2, the
+# The CPU learning testbed (report: docs/learning.md): a synthetic build, a warm-started tiny Qwen decoder, the
 # GRPO baseline and MR-RLVR (masked_then_fill) over 3 seeds through training.run, Pass@k through
 # eval.run. About 30 minutes on an idle 2-core machine; FULL=1 adds step_reordering and error_correction.
 learn: $(VENV)/.full

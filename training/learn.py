@@ -10,7 +10,7 @@ the project's real commands (as subprocesses, logs under `OUT/logs/`):
 1. `python -m mrtasks.build --source synthetic:arith:...` (default annotator, filters, integrity
    checks) and `python -m mrtasks.curate.synthetic` for held-out problems; the held-out problems
    are checked to share no problem with the build (either split);
-2. `python -m training.learn_model`: a BPE tokenizer and a small Qwen2 with the Qwen2.5 chat
+2. `python -m training.learn_model`: a BPE tokenizer and a small Qwen decoder (Qwen3 layout) with the Qwen2.5 chat
    template, warm-started with TRL's SFTTrainer on the build's training problems;
 3. `python -m training.run --recipe learn` (`training/recipes/learn/`): per seed the GRPO baseline
    (`--stage baseline`) and MR-RLVR (`--stage all --task T`: Stage I on T, then Stage II from its
@@ -272,7 +272,8 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
     phases["warm_start"] = round(time.monotonic() - start, 1)
 
     # One chain per (arm, seed): its training stages, then its evaluation. The warm start's
-    # evaluation is a chain of its own. Longest chains first, `jobs` at a time.
+    # evaluation is a chain of its own, run first (the figure every arm is compared with, early
+    # in the logs); then the longest chains first, `jobs` at a time.
     chains: list[tuple[str, list[tuple[str, list[str]]]]] = []
     for seed in config.seeds:
         for arm in (*config.arms, *((BASELINE,) if config.baseline else ())):
@@ -285,7 +286,7 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
             chains.append((f"seed{seed}-{arm}", steps))
     chains.sort(key=lambda c: -len(c[1]))
     if config.evaluate:
-        chains.append((f"eval-{WARM_START}", [(f"eval-{WARM_START}", eval_argv(config, paths, paths.warm_start, WARM_START))]))
+        chains.insert(0, (f"eval-{WARM_START}", [(f"eval-{WARM_START}", eval_argv(config, paths, paths.warm_start, WARM_START))]))
 
     def run_chain(chain: tuple[str, list[tuple[str, list[str]]]]) -> None:
         for name, argv in chain[1]:
@@ -314,7 +315,7 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m training.learn",
-        description="The CPU learning testbed: build a synthetic dataset, warm-start a tiny Qwen2, run the GRPO "
+        description="The CPU learning testbed: build a synthetic dataset, warm-start a tiny Qwen decoder, run the GRPO "
         "baseline and MR-RLVR arms over several seeds through training.run, evaluate Pass@k with eval.run, "
         "and write a report.",
         epilog="exit codes: 0 done; 1 a phase failed (its log is named); 2 bad arguments or an --out holding a "

@@ -249,7 +249,7 @@ def warm_start(model_dir: str | Path, dataset: str, config: WarmStartConfig = Wa
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m training.learn_model",
-        description="Build the testbed's tiny Qwen2 (tokenizer trained on a build's train split) and warm-start it "
+        description="Build the testbed's tiny Qwen decoder (tokenizer trained on a build's train split) and warm-start it "
         "with TRL's SFTTrainer on the same training problems.",
     )
     p.add_argument("--dataset", required=True, help="a folder written by python -m mrtasks.build")

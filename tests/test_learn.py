@@ -185,6 +185,24 @@ def test_learn_recipes_dry_run(capsys):
     assert '"generation_batch_size": 32' in out and '"steps_per_generation": 1' in out
 
 
+def test_every_training_command_of_the_experiment_parses(tmp_path, capsys):
+    """The argv training.learn gives training.run (options, then every key=value together), dry-run."""
+    from training.learn import BASELINE, Paths, mode_config, stage_argvs
+    from training.run import main
+
+    config = mode_config("full")
+    for task in config.arms:  # --stage 2 checks that Stage I left a model (a dry run reads nothing more)
+        (tmp_path / "runs" / "seed2" / f"stage1_{task}").mkdir(parents=True)
+        (tmp_path / "runs" / "seed2" / f"stage1_{task}" / "config.json").write_text("{}")
+    argvs = [a for arm in (BASELINE, *config.arms) for _, a in stage_argvs(config, Paths(tmp_path), 2, arm)]
+    assert len(argvs) == 1 + 2 * len(config.arms)
+    for argv in argvs:
+        assert argv[:2] == ["-m", "training.run"]
+        assert main([*argv[2:], "--dry-run"]) == 0, argv
+    out = capsys.readouterr().out
+    assert f'"max_steps": {config.stage1_steps}' in out and f'"max_steps": {config.stage2_steps}' in out
+
+
 def test_learn_cli_help_and_a_changed_setting_is_refused(tmp_path):
     from training.learn import EXIT_USAGE, main
 

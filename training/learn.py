@@ -213,15 +213,18 @@ def check_disjoint(paths: Paths) -> dict[str, int]:
 
 def stage_argvs(config: LearnConfig, paths: Paths, seed: int, arm: str) -> list[tuple[str, list[str]]]:
     """(job name, argv) of the training commands of one arm and seed, in order."""
-    base = ["-m", "training.run", "--recipe", RECIPE, "--dataset", str(paths.dataset),
-            "--output-dir", str(paths.run_root(seed)), f"seed={seed}", *config.extra_overrides]
+    def argv(stage: list[str], *overrides: str) -> list[str]:
+        # Options first, then every key=value override together (argparse takes one run of positionals).
+        return ["-m", "training.run", "--recipe", RECIPE, "--dataset", str(paths.dataset),
+                "--output-dir", str(paths.run_root(seed)), *stage, f"seed={seed}", *overrides, *config.extra_overrides]
+
     warm = f"model_name_or_path={paths.warm_start}"
     if arm == BASELINE:
-        return [(f"seed{seed}-{BASELINE}", [*base, "--stage", "baseline", warm, f"max_steps={config.stage2_steps}"])]
-    jobs = [(f"seed{seed}-stage1_{arm}", [*base, "--stage", "1", "--task", arm, warm, f"max_steps={config.stage1_steps}"])]
+        return [(f"seed{seed}-{BASELINE}", argv(["--stage", "baseline"], warm, f"max_steps={config.stage2_steps}"))]
+    jobs = [(f"seed{seed}-stage1_{arm}", argv(["--stage", "1", "--task", arm], warm, f"max_steps={config.stage1_steps}"))]
     if config.stage2:
         # Stage II reads Stage I's final save under the same --output-dir (training.run's --stage 2).
-        jobs.append((f"seed{seed}-stage2_{arm}", [*base, "--stage", "2", "--task", arm, f"max_steps={config.stage2_steps}"]))
+        jobs.append((f"seed{seed}-stage2_{arm}", argv(["--stage", "2", "--task", arm], f"max_steps={config.stage2_steps}")))
     return jobs
 
 

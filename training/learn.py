@@ -100,8 +100,8 @@ def mode_config(mode: str) -> LearnConfig:
     if mode == "full":
         return LearnConfig(mode="full", arms=STAGE1_ARMS_FULL)
     if mode == "quick":
-        return LearnConfig(mode="quick", train_problems=600, seeds=(1,), baseline=False, stage2=False,
-                           stage1_steps=20, hidden_size=128, sft_epochs=2.0, evaluate=False)
+        return LearnConfig(mode="quick", train_problems=400, seeds=(1,), baseline=False, stage2=False,
+                           stage1_steps=16, hidden_size=128, sft_epochs=2.0, evaluate=False)
     raise ValueError(f"unknown mode {mode!r}")
 
 

@@ -315,7 +315,7 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
         "warm-started Qwen decoder, `python -m training.run` with the `training/recipes/learn/` recipes, and",
         "`python -m eval.run` on held-out problems.",
         "",
-        f"Command: `{command}` (`make learn{' FULL=1' if config.mode == 'full' else ''}`)",
+        f"Command: `{command}`" + {"default": " (`make learn`)", "full": " (`make learn FULL=1`)"}.get(config.mode, ""),
         "",
         f"Written {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on a machine with {os.cpu_count()} cores;",
         f"load average at start {_load(last.get('loadavg_start'))}, at end {_load(last.get('loadavg_end'))}"
@@ -341,7 +341,8 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
                        f"{warm.get('steps', '?')} steps on {_counts(warm.get('examples', {}))}; loss "
                        f"{_num(warm.get('loss_first'))} → {_num(warm.get('loss_last'))}"],
         ["GRPO", f"`training/recipes/learn/`: 4 prompts × 8 rollouts per step, Stage I {config.stage1_steps} steps, "
-                 f"Stage II / baseline {config.stage2_steps} steps, seeds {', '.join(map(str, config.seeds))}"
+                 + (f"Stage II / baseline {config.stage2_steps} steps, " if config.stage2 or config.baseline else "")
+                 + f"seeds {', '.join(map(str, config.seeds))}"
                  + (f"; overrides {' '.join(config.extra_overrides)}" if config.extra_overrides else "")],
         ["evaluation", f"`eval.run --backend transformers`, n = {config.eval_n}, temperature 0.6, top-p 0.95, "
                        f"{config.eval_max_new_tokens} new tokens, the outcome prompt" if config.evaluate else "none (quick mode)"],

@@ -118,6 +118,9 @@ class Runner:
     logs: Path
     threads: int
     timings: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
+    """CPU seconds (user + system) of each command and its children: on a shared machine the wall
+    time says little, the CPU time what an idle one would need."""
 
     def env(self, threads: int) -> dict[str, str]:
         env = dict(os.environ)
@@ -142,10 +145,18 @@ class Runner:
         with log.open("a") as f:
             f.write(f"$ {' '.join(cmd)}\n")
             f.flush()
-            code = subprocess.call(cmd, cwd=self.root, env=self.env(threads or self.threads), stdout=f,
-                                   stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(cmd, cwd=self.root, env=self.env(threads or self.threads), stdout=f,
+                                    stderr=subprocess.STDOUT)
+            try:
+                _, status, usage = os.wait4(proc.pid, 0)
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+            proc.returncode = code = os.waitstatus_to_exitcode(status)
         elapsed = time.monotonic() - start
         self.timings[name] = round(self.timings.get(name, 0.0) + elapsed, 1)
+        self.cpu[name] = round(self.cpu.get(name, 0.0) + usage.ru_utime + usage.ru_stime, 1)
         if code != 0:
             tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
             raise LearnError(f"{name} exited with {code} (log: {log}): {tail[0][:200]}")
@@ -397,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
                 "command": command, "started": started, "wall_s": round(time.time() - started, 1),
                 "jobs": jobs, "threads_per_job": runner.threads, "cores": os.cpu_count(),
                 "loadavg_start": load_start, "loadavg_end": os.getloadavg(), "commands": runner.timings,
+                "cpu_s": runner.cpu,
             })
             timings_path.write_text(json.dumps(timings, indent=2) + "\n")
         (out / "learn_record.json").write_text(json.dumps(record, indent=2) + "\n")

@@ -376,6 +376,16 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
     if eval_times:
         time_rows.append([f"one evaluation (n = {config.eval_n})",
                           f"{statistics.fmean(eval_times):.0f} s (mean over {len(eval_times)})"])
+    cpu = last.get("cpu_s") or {}
+    if cpu:
+        total = sum(cpu.values())
+        time_rows.append(["CPU time of every command (user + system, all cores)",
+                          f"{_minutes(total)}: about {_minutes(total / max(1, last.get('cores') or 1))} of "
+                          f"wall time on {last.get('cores')} idle cores"])
+        for prefix, what in (("warmstart", "warm start"), ("eval-", "one evaluation")):
+            vals = [v for k, v in cpu.items() if k.startswith(prefix)]
+            if vals:
+                time_rows.append([f"CPU time, {what}", f"{statistics.fmean(vals):.0f} s (mean over {len(vals)})"])
     lines += _table(["phase", "wall time"], time_rows)
     if len(runs) > 1:
         lines += ["", f"This folder was filled by {len(runs)} invocations (a resumed run); the times above are the last one's."]

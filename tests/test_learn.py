@@ -202,6 +202,17 @@ def test_every_training_command_of_the_experiment_parses(tmp_path, capsys):
     assert f'"max_steps": {config.stage1_steps}' in out and f'"max_steps": {config.stage2_steps}' in out
 
 
+def test_runner_times_each_command_and_names_the_log_of_a_failed_one(tmp_path):
+    from training.learn import LearnError, Runner
+
+    runner = Runner(root=REPO_ROOT, logs=tmp_path / "logs", threads=1)
+    runner.run("busy", ["-c", "sum(i * i for i in range(3_000_000))"])
+    assert runner.timings["busy"] > 0 and runner.cpu["busy"] > 0.05  # CPU seconds of the child itself
+    with pytest.raises(LearnError, match=r"failing exited with 3 \(log: .*failing\.log\)"):
+        runner.run("failing", ["-c", "import sys; print('boom'); sys.exit(3)"])
+    assert "boom" in (tmp_path / "logs" / "failing.log").read_text()
+
+
 def test_learn_cli_help_and_a_changed_setting_is_refused(tmp_path):
     from training.learn import EXIT_USAGE, main
 

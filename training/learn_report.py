@@ -60,6 +60,7 @@ def stage_curves(run_root: Path, folder: str, reward: str) -> dict[str, list[flo
         "reward": [float(by_step[s][f"rewards/{reward}/mean"]) for s in steps],
         "zero_std": [float(by_step[s].get("frac_reward_zero_std", float("nan"))) for s in steps],
         "length": [float(by_step[s].get("completions/mean_length", float("nan"))) for s in steps],
+        "kl": [float(by_step[s].get("kl", float("nan"))) for s in steps],
     }
 
 
@@ -231,8 +232,11 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
                 "mean_reward": statistics.fmean(c) if c else float("nan"),
                 "zero_std_mean": statistics.fmean(z) if (z := [v for v in curves[folder][seed]["zero_std"]
                                                               if not math.isnan(v)]) else float("nan")}
+            kl = curves[folder][seed]["kl"]
+            kl_end = fifths(kl)[1] if kl else float("nan")
+            verdict["rises"][f"{folder}:seed{seed}"]["kl_last_fifth"] = kl_end
             rise_rows.append([label, str(seed), str(len(c)), f"{first:.3f}", f"{last:.3f}", f"{last - first:+.3f}",
-                              "yes" if ok else "**no**"])
+                              "yes" if ok else "**no**", f"{kl_end:.3f}"])
     verdict["rise"] = rise_ok
 
     zero_rows = []
@@ -298,8 +302,18 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
     # Time.
     runs = timings.get("runs", [])
     last = runs[-1] if runs else {}
-    commands = last.get("commands", {})
-    phase = record.get("phases", {})
+    # A resumed run is several invocations: every command ran in exactly one of them (a finished
+    # phase is skipped), so the phases' times are the sums over all invocations.
+    commands: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    for run in runs:
+        for key, value in run.get("commands", {}).items():
+            commands[key] = commands.get(key, 0.0) + value
+        for key, value in (run.get("cpu_s") or {}).items():
+            cpu[key] = cpu.get(key, 0.0) + value
+    whole = sum(run.get("wall_s", 0.0) for run in runs)
+    data_s = sum(v for k, v in commands.items() if k in ("build", "heldout"))
+    warm_s = commands.get("warmstart", 0.0)
     step_times: dict[str, list[float]] = {}
     for folder, label, _ in stages:
         for s in summaries[folder].values():
@@ -350,7 +364,8 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
     lines += ["", "## Reward curves", "",
               f"![reward curves]({reward_png.name})", "",
               f"Rise check (mean reward over the last fifth of a stage's steps minus its first fifth, ≥ {RISE}):", ""]
-    lines += _table(["stage", "seed", "steps", "first fifth", "last fifth", "rise", f"≥ {RISE}"], rise_rows)
+    lines += _table(["stage", "seed", "steps", "first fifth", "last fifth", "rise", f"≥ {RISE}",
+                     "KL to the start, last fifth"], rise_rows)
     lines += ["", "## Groups with no gradient", "",
               "Share of GRPO groups (8 rollouts of one prompt) whose rewards are all equal, so their advantages are",
               "zero (TRL's `frac_reward_zero_std`), mean ± std over seeds (min–max), in %:", "",
@@ -367,16 +382,15 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
             lines += ["", "MR-RLVR minus the GRPO baseline, paired by seed (points of Pass@k):", ""]
             lines += _table(["arm", "Pass@1", "Pass@8", f"Pass@{ks[-1]}"], comparisons)
     lines += ["", "## Time", ""]
-    time_rows = [["whole run", _minutes(last.get("wall_s"))],
-                 ["data (build, held-out file, disjointness check)", _minutes(phase.get("data"))],
-                 ["warm start (tokenizer, model, SFT)", _minutes(phase.get("warm_start"))],
-                 ["RL and evaluation (jobs in parallel)", _minutes(phase.get("rl_and_eval"))]]
+    time_rows = [["whole run" + (f" ({len(runs)} invocations, resumed)" if len(runs) > 1 else ""), _minutes(whole)],
+                 ["data (build, held-out file)", _minutes(data_s)],
+                 ["warm start (tokenizer, model, SFT)", _minutes(warm_s)],
+                 ["RL and evaluation (jobs in parallel) and the rest", _minutes(whole - data_s - warm_s)]]
     for label, ts in step_times.items():
         time_rows.append([f"GRPO step, {label}", f"{statistics.fmean(ts):.1f} s (mean over seeds)"])
     if eval_times:
         time_rows.append([f"one evaluation (n = {config.eval_n})",
                           f"{statistics.fmean(eval_times):.0f} s (mean over {len(eval_times)})"])
-    cpu = last.get("cpu_s") or {}
     if cpu:
         total = sum(cpu.values())
         time_rows.append(["CPU time of every command (user + system, all cores)",
@@ -387,8 +401,10 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
             if vals:
                 time_rows.append([f"CPU time, {what}", f"{statistics.fmean(vals):.0f} s (mean over {len(vals)})"])
     lines += _table(["phase", "wall time"], time_rows)
-    if len(runs) > 1:
-        lines += ["", f"This folder was filled by {len(runs)} invocations (a resumed run); the times above are the last one's."]
+    if runs:
+        loads = "; ".join(f"{_load(r.get('loadavg_start'))} → {_load(r.get('loadavg_end'))}" for r in runs)
+        lines += ["", f"Load average (1, 5, 15 min) at the start and end of each invocation: {loads}. On a shared "
+                      "machine the wall times above are longer than on an idle one."]
     lines += ["", "Every command's wall time and log: `OUT/timings.json`, `OUT/logs/`."]
     lines += ["", "## What this shows and what it cannot", ""] + _honest(config, verdict, evals)
     report.write_text("\n".join(lines).rstrip() + "\n")
@@ -446,6 +462,12 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
         text = ["Not every reward curve rose by the margin asked for: " + ", ".join(flat) + ". The curves and the "
                 "zero-variance shares above say whether such a stage had a signal at all (rewards that vary within "
                 "groups) and did not move the policy far enough in its steps, or had none. " + zero_note, ""]
+    if verdict.get("above_warm_start") is False:
+        text += ["Held-out Pass@1 after RL is not above the warm start's in every arm and seed (table above). When "
+                 "most groups are all-equal, few steps carry a reward signal while the optimizer still moves the "
+                 "policy (the KL column of the rise table), so the policy can drift from the warm start without "
+                 "being taught; a smaller learning rate, more prompts per step or more steps are what to try first.",
+                 ""]
     if gains:
         best = max(gains.values())
         caveat = ("With this few seeds and held-out problems a difference of a few points is within the seed-to-seed "

@@ -22,7 +22,8 @@ The rule, in order (each step is pure string work, linear in the text, bounded i
 5. At the end, repeatedly: end-of-proof and check marks (`\\blacksquare`, `\\square`, `\\Box`,
    `\\qed`, `\\checkmark`, `\\surd`, `\\star`, `\\dagger`, ...) not inside a script; an equation
    label after spacing (`\\quad(\\star)`, `\\qquad (2)`, `(ii)`, `[4]`; a bare `(2)` after a space
-   only where no letter precedes the space, so `f (2)` stays), and neither after an operator or a
+   (or `[4]`) only where no letter precedes the space, so `f (2)` stays; `\\hspace{..}` and
+   `\\hfill` count as spacing), and neither after an operator or a
    relation (`I+J = (1)` keeps its right side); a prose `\\text{..}` (parenthesised,
    or a word of two letters or more: `\\text{(by AM-GM)}`); `\\dots`/`\\ldots`/`\\cdots` not after
    an operator, relation or comma (`1 + 2 + \\cdots` and `1, 2, \\dots` stay); punctuation `.`,
@@ -61,6 +62,8 @@ _DROP = {
     "LARGE": 0, "huge": 0, "Huge": 0, "bf": 0, "rm": 0, "it": 0, "sf": 0, "tt": 0, "boldmath": 0,
     "unboldmath": 0, "noindent": 0, "allowbreak": 0, "nobreak": 0, "relax": 0,
 }  # fmt: skip
+_SPACING_DROP = {"hspace", "hfill", "hfil", "mspace"}
+"""Dropped as spacing: what follows them is read as after `\\quad` (`x\\hfill(2)` ends in a label)."""
 # commands whose last brace argument is kept and the others dropped: (name, arguments dropped)
 _UNWRAP = {"textcolor": 1, "colorbox": 1, "fcolorbox": 2}
 _CMD = re.compile(r"\\([a-zA-Z]+)\*?")
@@ -98,7 +101,7 @@ def _drop_commands(text: str) -> str:
                     break
                 end = nxt
             out.append(text[pos : m.start()])
-            out.append(" ")
+            out.append("\\quad " if name in _SPACING_DROP else " ")
             pos = end
         elif name in _UNWRAP:
             end, ok = m.end(), True
@@ -191,7 +194,7 @@ _LABEL_BODY = (
 )
 _LABEL_AFTER_SPACE_CMD = re.compile(rf"(?:\\(?:q?quad|enspace)(?![a-zA-Z])|\\[,;: ]|~)\s*[(\[]\s*{_LABEL_BODY}\s*[)\]]\s*$")
 _LABEL_SYMBOLIC = re.compile(rf"\s[(\[]\s*(?!\d+\s*[)\]])(?![A-Za-z]\s*[)\]]){_LABEL_BODY}\s*[)\]]\s*$")
-_LABEL_NUMBER = re.compile(r"(?<=[^A-Za-z\s])\s+\(\d{1,3}[a-z]?\)\s*$")
+_LABEL_NUMBER = re.compile(r"(?<=[^A-Za-z\s])\s+(?:\(\d{1,3}[a-z]?\)|\[\d{1,3}[a-z]?\])\s*$")
 _TRAIL_TEXT = re.compile(r"\\(?:text|textrm|textit|textbf|mbox|emph)\s*\{([^{}]*)\}\s*$")
 _TRAIL_DOTS = re.compile(r"(?:\\(?:dots[bcmoi]?|ldots|cdots|cdotp)(?![a-zA-Z])|\.\.\.)\s*$")
 _TRAIL_PUNCT = re.compile(r"(?:[.,:]|\\text\s*\{\s*[.,:]\s*\})\s*$")

@@ -128,7 +128,8 @@ _NEGATIONS = {"-", "\\not", "\\neg"}
 
 
 def _tokens(text: str) -> list[str]:
-    return [_SYNONYMS.get(t, t) if t[0] == "\\" or len(t) == 1 else "\\" + t for t in _TOKEN.findall(normalize(text))]
+    return [_SYNONYMS.get(t, t) if t[0] == "\\" or not t[0].isalpha() or len(t) == 1 else "\\" + t
+            for t in _TOKEN.findall(normalize(text))]
 
 
 def _token_class(tok: str) -> str:

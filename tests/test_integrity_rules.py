@@ -200,3 +200,13 @@ def test_the_same_text_but_for_a_number_is_different_whatever_the_markup():
     ref = "\\overline{z} \\cdot \\overline{w} = \\overline{zw} = 13-i"
     for pred in ("\\overline{z} \\cdot \\overline{w} = \\overline{zw} = 14−i", ref.replace("13", "14") + "~(2)"):
         assert judge(pred, ref, strip_lhs=False) is Verdict.DIFFERENT
+
+
+def test_labels_after_prose_and_closing_bars_and_ambiguous_labels_never_pay_wrong_work():
+    assert strip_markup("Heron's formula [4]") == "Heron's formula"
+    assert strip_markup("|a n-m b|\\;\\square") == "|a n-m b|"  # an even count of bars: closed
+    assert strip_markup("S_k (2)") == "S_k"  # a subscript letter is no function
+    assert strip_markup("f (2)") == "f (2)" and strip_markup("\\log (2)") == "\\log (2)"
+    # where the rule must keep `(1)` as content, the near-miss rule still sees the wrong number
+    assert near_miss("g x g^{-2} \\in H \\cap K (1)", "g x g^{-1} \\in H \\cap K")
+    assert not near_miss("g x g^{-1} \\in H \\cap K (1)", "g x g^{-1} \\in H \\cap K")

@@ -43,6 +43,7 @@ from typing import Any
 
 from mrtasks.mathcheck import Verdict, judge_in_process, parse_answer
 from mrtasks.mathcheck.answer import constant_value
+from mrtasks.mathcheck.latex import depth_scan
 from mrtasks.rewards.adversary import DECORATIONS, NEAR_MISS_KINDS, coarse_approximation, decorate, script_braces
 from mrtasks.rewards.baselines import calculator_correction, dataflow_order
 from mrtasks.rewards.outcome import reference_text
@@ -89,22 +90,12 @@ _NOT_OPERAND = {"\\cdot", "\\times", "\\left", "\\right", "\\le", "\\ge", "\\leq
 _UNSAFE_CHARS = set(",;|&%$")
 
 
-def _depth_scan(text: str) -> list[int]:
-    """Bracket depth before each character (`{}`, `()`, `[]` share one counter)."""
-    depths, d = [], 0
-    for c in text:
-        if c in "})]":
-            d = max(d - 1, 0)
-        depths.append(d)
-        if c in "{([":
-            d += 1
-    return depths
 
 
 def split_relations(formula: str) -> tuple[list[str], list[str]] | None:
     """The members and relations of a relation or chain (`a = b < c` -> `[a, b, c], [=, <]`), split
     at top level; None without a relation or with an empty member."""
-    depths = _depth_scan(formula)
+    depths = depth_scan(formula)
     hits = [m for m in _REL.finditer(formula) if depths[m.start()] == 0]
     if not hits:
         return None
@@ -128,7 +119,7 @@ def signed_terms(side: str) -> list[str] | None:
     when splitting is not obviously safe (lists, absolute values, big operators, unknown commands)."""
     if not _reorderable(side):
         return None
-    depths = _depth_scan(side)
+    depths = depth_scan(side)
     terms, last = [], 0
     for i, c in enumerate(side):
         if c not in "+-" or depths[i] or i == 0:
@@ -175,7 +166,7 @@ _NOT_A_CHAIN = re.compile(
 
 def _chain_safe(text: str) -> bool:
     """A plain relation or chain: no top-level list comma, no implication, congruence or prose."""
-    depths = _depth_scan(text)
+    depths = depth_scan(text)
     return not any(c == "," and depths[i] == 0 for i, c in enumerate(text)) and not _NOT_A_CHAIN.search(text)
 
 

@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE = 1
 export HF_DATASETS_OFFLINE = 1
 export HF_HUB_DISABLE_TELEMETRY = 1
 
-.PHONY: demo setup test test-all lint bench gpu-smoke clean
+.PHONY: demo setup test test-all lint bench gpu-smoke learn clean
 
 $(VENV)/.core: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,12 @@ bench: $(VENV)/.full
 #   pip install -c constraints/gpu.txt -e '.[train,eval,vllm]' deepspeed
 gpu-smoke: $(VENV)/.full
 	$(PY) -m training.gpu_smoke --report docs/gpu-smoke.md
+
+# The CPU learning testbed (report: docs/learning.md): a synthetic build, a warm-started tiny Qwen decoder, the
+# GRPO baseline and MR-RLVR (masked_then_fill) over 3 seeds through training.run, Pass@k through
+# eval.run. About 30 minutes on an idle 2-core machine; FULL=1 adds step_reordering and error_correction.
+learn: $(VENV)/.full
+	$(PY) -m training.learn $(if $(FULL),--full)
 
 clean:
 	rm -rf $(VENV) outputs .pytest_cache

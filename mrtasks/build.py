@@ -214,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"""source specs (--source, repeatable; default: the bundled sample):
   sample                        the small corpus shipped with the package (offline)
+  synthetic[:arith]:OPTIONS     generated arithmetic worked solutions (size=N,difficulty=1-3,seed=S)
   deepmath | deeptheorem        the paper's Hub sources at a pinned revision
   PRESET:FILE                   presets: {presets}
   corpora:DIR                   every known file in DIR ({', '.join(CORPORA_FILES)})

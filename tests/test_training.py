@@ -67,7 +67,8 @@ def load_recipe(name: str, overrides: dict | None = None):
 
 
 def test_every_recipe_has_the_paper_values():
-    assert sorted(list_recipes()) == sorted(f"{fam}/{stage}" for fam, stage in PAPER)
+    # The paper's recipes; `learn/` (the CPU testbed, tests/test_learn.py) differs only in sizes and steps.
+    assert sorted(r for r in list_recipes() if not r.startswith("learn/")) == sorted(f"{fam}/{stage}" for fam, stage in PAPER)
     for (family, stage), (n_gen, prompt_len, completion_len) in PAPER.items():
         spec = load_recipe(f"{family}/{stage}")
         g = spec.grpo

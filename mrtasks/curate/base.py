@@ -1,4 +1,4 @@
-"""The annotator interface: fill a trajectory's `formulas` and `steps`, or drop it with a reason."""
+"""The curation interface: fill a trajectory's `formulas` and `steps`, or drop it with a reason; the error of an unreadable source."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from mrtasks.trajectory import Trajectory
+
+
+class SourceError(ValueError):
+    """A source spec or file that cannot be read at all (as opposed to one bad row)."""
 
 
 @dataclass(frozen=True)

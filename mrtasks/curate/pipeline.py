@@ -28,6 +28,7 @@ from mrtasks.curate.sources import (
     HUB_PRESETS,
     SourceSpec,
     expand_specs,
+    get_preset,
     iter_source,
     parse_source,
     problem_origin,
@@ -151,6 +152,9 @@ def file_sha256(path: Path) -> str:
 def _revision(spec: SourceSpec) -> str:
     if spec.preset in HUB_PRESETS:
         return f"{HUB_PRESETS[spec.preset]}@{spec.revision}"
+    preset = get_preset(spec.preset)
+    if preset is not None and preset.kind == "generated":
+        return f"generated:{spec.revision}"
     path = sample_path() if spec.preset == "sample" else Path(spec.path or "")
     return f"sha256:{file_sha256(path)}" if path.is_file() else "missing"
 

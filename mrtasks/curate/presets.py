@@ -297,22 +297,34 @@ def normalize_mapped(row: Row, i: int, spec: SpecView) -> list[Result]:
 
 # --- The registry ----------------------------------------------------------------------------
 
+
+def _read_synthetic(spec: SpecView) -> Any:
+    """Rows of `synthetic[:arith][:size=N,difficulty=D,seed=S]` (imported on use)."""
+    from mrtasks.curate.synthetic import read_rows
+
+    return read_rows(spec)
+
+
 Normalizer = Callable[[Row, int, SpecView], list[Result]]
 
 
 @dataclass(frozen=True)
 class Preset:
     """One named source format. `kind`: `file` (needs a path), `hub` (a pinned Hub dataset),
-    `bundled` (the packaged sample) or `folder` (`corpora:DIR`, expanded into file presets)."""
+    `bundled` (the packaged sample), `folder` (`corpora:DIR`, expanded into file presets) or
+    `generated` (rows made by `read(spec)`; the optional path names the generator)."""
 
     name: str
     normalize: Normalizer
     kind: str = "file"
     repo: str | None = None
     revision: str | None = None
-    """The pinned Hub commit a `hub` preset reads (`revision=` in the spec overrides it)."""
+    """The pinned Hub commit a `hub` preset reads (`revision=` in the spec overrides it); for a
+    `generated` preset, the generator's version."""
     license: str | None = None
     """The source's license (a Hub license id such as `mit`), for the card; None where it is not known."""
+    read: Callable[[SpecView], Any] | None = None
+    """`generated` presets: the spec -> an iterator of raw rows."""
 
 
 PRESET_REGISTRY: dict[str, Preset] = {}
@@ -324,10 +336,12 @@ HUB_PRESETS: dict[str, str] = {}
 
 def register_preset(preset: Preset) -> Preset:
     """Add a preset (a new corpus format = one normalizer and one call here)."""
-    if preset.kind not in ("file", "hub", "bundled", "folder"):
+    if preset.kind not in ("file", "hub", "bundled", "folder", "generated"):
         raise ValueError(f"unknown preset kind {preset.kind!r}")
     if preset.kind == "hub" and not (preset.repo and preset.revision):
         raise ValueError(f"hub preset {preset.name!r} needs a repo and a pinned revision")
+    if (preset.kind == "generated") != (preset.read is not None):
+        raise ValueError(f"preset {preset.name!r}: a `generated` preset, and only one, has a reader")
     PRESET_REGISTRY[preset.name] = preset
     PRESETS[preset.name] = preset.normalize
     if preset.kind == "hub":
@@ -355,5 +369,7 @@ for _preset in (
     Preset("deeptheorem", normalize_deeptheorem, "hub", DEEPTHEOREM_REPO, DEEPTHEOREM_REVISION),
     Preset("sample", normalize_sample, "bundled", license="apache-2.0"),  # written for this project
     Preset("corpora", normalize_sample, "folder"),  # expanded into the file presets by `expand_specs`
+    # Synthetic worked solutions for the CPU learning testbed (mrtasks.curate.synthetic).
+    Preset("synthetic", normalize_sample, "generated", revision="arith-v2", read=_read_synthetic),
 ):
     register_preset(_preset)

@@ -9,6 +9,8 @@ A source is named on the command line by a spec string, `NAME[:PATH][:key=value,
 - a Hub preset without a path: `deepmath` (zwhe99/DeepMath-103K) or `deeptheorem`
   (Jiahao004/DeepTheorem), read at a pinned revision (`revision=` overrides it);
 - `sample`: the small corpus bundled with the package (the default; works offline);
+- `synthetic[:arith][:size=N,difficulty=D,seed=S]`: generated arithmetic worked solutions
+  (`mrtasks.curate.synthetic`, for the CPU learning testbed);
 - any `.jsonl`/`.json`/`.parquet` file with a field mapping, e.g.
   `file.jsonl:problem=question,solution=answer,kind=computation`. Mapping keys: `problem`,
   `solution`, `answer`, `id` (field names), `kind` (`proof`/`computation`, or a field name),
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from mrtasks.curate.base import Drop
+from mrtasks.curate.base import Drop, SourceError  # noqa: F401  (SourceError is part of this module's API)
 
 # The presets moved to mrtasks.curate.presets; these names stay importable from here.
 from mrtasks.curate.presets import (  # noqa: F401
@@ -79,10 +81,6 @@ from mrtasks.curate.presets import (  # noqa: F401
 from mrtasks.jsonl import BadLine, iter_jsonl
 
 logger = logging.getLogger(__name__)
-
-
-class SourceError(ValueError):
-    """A source spec or file that cannot be read at all (as opposed to one bad row)."""
 
 
 @dataclass
@@ -159,6 +157,7 @@ def _split_options(text: str) -> tuple[str, dict[str, str]]:
 
 
 COMMON_OPTIONS = ("limit", "solutions", "name", "license")
+GENERATED_OPTIONS = ("size", "difficulty", "seed", "families")
 HUB_OPTIONS = ("revision",)
 MAPPING_OPTIONS = ("problem", "solution", "answer", "id", "kind", "format")
 
@@ -170,6 +169,8 @@ def allowed_options(preset: str) -> tuple[str, ...]:
         return COMMON_OPTIONS + MAPPING_OPTIONS
     if p is not None and p.kind == "hub":
         return COMMON_OPTIONS + HUB_OPTIONS
+    if p is not None and p.kind == "generated":
+        return COMMON_OPTIONS + GENERATED_OPTIONS
     return COMMON_OPTIONS
 
 
@@ -206,6 +207,8 @@ def parse_source(spec: str) -> SourceSpec:
             if path:
                 raise SourceError(f"{head} takes no path (got {path!r}); use a mapped file instead")
             return check_options(SourceSpec(head, None, options), text)
+        if preset.kind == "generated":  # the optional path names the generator (`synthetic:arith`)
+            return check_options(SourceSpec(head, path or None, options), text)
         if not path:
             raise SourceError(f"{head} needs a path: {head}:PATH")
         return check_options(SourceSpec(head, path, options), text)
@@ -324,8 +327,11 @@ def expand_specs(specs: list[SourceSpec]) -> list[SourceSpec]:
 
 def iter_source(spec: SourceSpec) -> Iterator[Result]:
     """Every row of one source as a bare Trajectory or a Drop, at most `limit` rows read."""
+    generated = get_preset(spec.preset)
     if spec.preset in HUB_PRESETS:
         rows: Iterator[Row | Drop] = read_hub(spec)
+    elif generated is not None and generated.read is not None:
+        rows = generated.read(spec)
     elif spec.preset == "sample":
         rows = read_jsonl(sample_path())
     else:

@@ -1,0 +1,251 @@
+"""The CPU learning testbed: the synthetic source, the `learn` recipes, and (slow) `training.learn --quick`."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+
+from mrtasks.curate.filters import normalize_problem
+from mrtasks.curate.heuristic import HeuristicAnnotator
+from mrtasks.curate.sources import SourceError, iter_source, parse_source
+from mrtasks.curate.synthetic import (
+    DIFFICULTIES,
+    FAMILIES,
+    SyntheticConfig,
+    SyntheticError,
+    generate,
+    heldout_rows,
+    is_heldout,
+    write_heldout,
+)
+from mrtasks.trajectory import Trajectory
+from tests.conftest import REPO_ROOT
+from training.config import RECIPES_DIR, load_recipe_file
+
+# --- an independent solver: the answer from the problem text alone -------------------------------
+
+_INT = r"(\d+)"
+
+
+def _coef(text: str) -> int:
+    return int(text) if text else 1
+
+
+def solve(problem: str) -> str:
+    """The answer of a generated problem, computed from its statement without the generator's code."""
+    if m := re.fullmatch(r"Evaluate \$([0-9 +\-()\\cdot]+)\$\.", problem):
+        expression = m.group(1).replace("\\cdot", "*")
+        assert re.fullmatch(r"[0-9 +\-*()]+", expression)
+        return str(eval(expression))  # noqa: S307 - digits, + - * and parentheses only (checked above)
+    if m := re.fullmatch(rf"Solve for \$x\$: \$(\d*)x \+ {_INT} = (\d*)x \+ {_INT}\$\.", problem):
+        a, b, c, d = _coef(m.group(1)), int(m.group(2)), _coef(m.group(3)), int(m.group(4))
+        x = Fraction(d - b, a - c)
+        assert x.denominator == 1
+        return str(x)
+    if m := re.fullmatch(rf"Solve the system \$(\d*)x \+ (\d*)y = {_INT}\$ and \$(\d*)x \+ (\d*)y = {_INT}\$\. "
+                         r"Give the answer as \$\(x, y\)\$\.", problem):
+        a1, b1, c1, a2, b2, c2 = (_coef(g) if i % 3 != 2 else int(g) for i, g in enumerate(m.groups()))
+        det = a1 * b2 - a2 * b1
+        x, y = Fraction(c1 * b2 - c2 * b1, det), Fraction(a1 * c2 - a2 * c1, det)
+        return f"({x}, {y})"
+    if m := re.fullmatch(rf"Find the remainder when \${_INT} \\cdot {_INT} \+ {_INT}\$ is divided by \${_INT}\$\.", problem):
+        a, b, c, mod = map(int, m.groups())
+        return str((a * b + c) % mod)
+    if m := re.fullmatch(rf"Find the sum of the first \${_INT}\$ terms of the (arithmetic|geometric) sequence with "
+                         rf"first term \${_INT}\$ and common (difference|ratio) \${_INT}\$\.", problem):
+        n, kind, first, _, step = int(m.group(1)), m.group(2), int(m.group(3)), m.group(4), int(m.group(5))
+        terms = [first + k * step for k in range(n)] if kind == "arithmetic" else [first * step**k for k in range(n)]
+        return str(sum(terms))
+    raise AssertionError(f"a problem no family writes: {problem!r}")
+
+
+# --- the synthetic source ------------------------------------------------------------------------
+
+
+def test_same_options_same_problems_and_other_seeds_other_problems():
+    a = list(generate(SyntheticConfig(size=40, seed=3)))
+    assert a == list(generate(SyntheticConfig(size=40, seed=3)))
+    b = list(generate(SyntheticConfig(size=40, seed=4)))
+    assert len({w.problem for w in a} & {w.problem for w in b}) < 5
+    assert [w.family for w in a[:10]] == list(FAMILIES) * 2  # families in turn
+    assert len({normalize_problem(w.problem) for w in a}) == 40  # distinct
+
+
+@pytest.mark.parametrize("difficulty", DIFFICULTIES)
+def test_every_solution_has_7_formulas_4_steps_and_its_computed_boxed_answer(difficulty):
+    """Through the real heuristic annotator; the boxed answer is the one an independent solver finds
+    and the outcome reward (the project's checker) gives the solution full credit."""
+    from mrtasks.rewards import get_reward
+    from mrtasks.rewards.parsing import last_boxed
+
+    annotator = HeuristicAnnotator()
+    worked = list(generate(SyntheticConfig(size=150, difficulty=difficulty, seed=difficulty)))
+    for w in worked:
+        t = annotator.annotate_one(Trajectory(id="x", source="s", kind="computation", problem=w.problem,
+                                              solution=w.solution, answer=w.answer))
+        assert len(t.formulas) >= 7, (w.family, w.solution)
+        assert len(t.steps) >= 4, (w.family, w.solution)
+        assert w.answer == solve(w.problem), w.problem
+        assert last_boxed(w.solution) == w.answer
+    rewards = get_reward("outcome")([w.solution for w in worked], answer=[w.answer for w in worked])
+    assert rewards == [1.0] * len(worked)
+    # A wrong answer is not accepted: the check can fail.
+    wrong = get_reward("outcome")([w.solution for w in worked[:20]], answer=[f"{w.answer}1" for w in worked[:20]])
+    assert wrong == [0.0] * 20
+
+
+def test_training_and_heldout_problems_never_meet():
+    # The testbed's families (`series` holds few distinct problems at difficulty 1) and all five at difficulty 2.
+    for families, difficulty in ((("expr", "linear", "system", "mod"), 1), (tuple(FAMILIES), 2)):
+        train = {normalize_problem(w.problem) for seed in (0, 1)
+                 for w in generate(SyntheticConfig(size=400, seed=seed, difficulty=difficulty, families=families))}
+        heldout = [normalize_problem(r["problem"]) for seed in (0, 1)
+                   for r in heldout_rows(SyntheticConfig(size=100, seed=seed, difficulty=difficulty, families=families))]
+        assert len(heldout) == 200 and not train & set(heldout)
+    assert all(is_heldout(r["problem"]) for r in heldout_rows(SyntheticConfig(size=30)))
+    assert not any(is_heldout(w.problem) for w in generate(SyntheticConfig(size=100)))
+
+
+def test_heldout_file_is_a_benchmark_eval_reads(tmp_path):
+    from eval.benchmarks import load_benchmarks
+
+    path = write_heldout(tmp_path / "heldout.jsonl", SyntheticConfig(size=12, seed=5))
+    (bench,) = load_benchmarks([f"synthetic={path}"], None)
+    assert len(bench.problems) == 12 and all(p.answer == solve(p.problem) for p in bench.problems)
+    code = subprocess.run([sys.executable, "-m", "mrtasks.curate.synthetic", str(tmp_path / "h.jsonl"), "--size", "3"],
+                          cwd=REPO_ROOT, capture_output=True, text=True)
+    assert code.returncode == 0 and len((tmp_path / "h.jsonl").read_text().splitlines()) == 3
+
+
+def test_source_specs_and_bad_options():
+    spec = parse_source("synthetic:arith:size=7,difficulty=2,seed=1")
+    assert (spec.preset, spec.path, spec.options["size"]) == ("synthetic", "arith", "7")
+    rows = list(iter_source(spec))
+    assert len(rows) == 7 and all(isinstance(r, Trajectory) and r.source == "synthetic" for r in rows)
+    assert len(list(iter_source(parse_source("synthetic:size=3")))) == 3  # the generator name is optional
+    for bad, message in (("synthetic:arith:size=0", "size"), ("synthetic:arith:difficulty=9", "difficulty"),
+                         ("synthetic:geometry", "unknown synthetic generator"), ("synthetic:arith:colour=red", "colour"),
+                         ("synthetic:arith:families=expr+nope", "nope")):
+        with pytest.raises(SourceError, match=message):
+            list(iter_source(parse_source(bad)))
+    with pytest.raises(SyntheticError, match="run out"):
+        list(generate(SyntheticConfig(size=5000, families=("linear",))))
+
+
+def test_a_small_build_yields_every_config(tmp_path):
+    from datasets import load_dataset
+
+    out = tmp_path / "tasks"
+    done = subprocess.run([sys.executable, "-m", "mrtasks.build", "--source", "synthetic:arith:size=40,seed=2",
+                           "--out", str(out), "--no-progress"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for config in ("masked_then_fill", "step_reordering", "error_correction", "outcome"):
+        ds = load_dataset(str(out), config)
+        assert sum(len(split) for split in ds.values()) >= 35, config
+    stats = json.loads((out / "build_stats.json").read_text())
+    assert stats["sources"][0]["revision"] == "generated:arith-v2"
+    bad = subprocess.run([sys.executable, "-m", "mrtasks.build", "--source", "synthetic:arith:size=x",
+                          "--out", str(tmp_path / "bad"), "--no-progress"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and "size" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# --- the learn recipes ---------------------------------------------------------------------------
+
+# What the testbed may change against the paper's recipes: sizes, lengths, steps, the step size,
+# the model it starts from, and what a CPU cannot do (bf16) or need not do (recompute activations).
+MAY_DIFFER = {
+    "model_name_or_path", "model_revision", "num_generations", "per_device_train_batch_size", "rollout_batch_prompts",
+    "mini_batch_prompts", "max_completion_length", "max_steps", "learning_rate", "save_strategy", "bf16",
+    "gradient_checkpointing",
+}
+
+
+@pytest.mark.parametrize("stage", ["stage1_masked_then_fill", "stage1_step_reordering", "stage1_error_correction",
+                                   "stage2", "grpo_baseline"])
+def test_learn_recipes_differ_from_the_papers_only_in_sizes_and_steps(stage):
+    paper = load_recipe_file(RECIPES_DIR / "qwen2.5-3b" / f"{stage}.yaml")
+    learn = load_recipe_file(RECIPES_DIR / "learn" / f"{stage}.yaml")
+    differ = {k for k in set(paper) | set(learn) if paper.get(k) != learn.get(k)}
+    assert differ <= MAY_DIFFER, differ - MAY_DIFFER
+    assert learn["max_steps"] > 0 and learn["max_completion_length"] < paper["max_completion_length"]
+    assert (learn["loss_type"], learn["beta"], learn["temperature"], learn["top_k"]) == ("grpo", 0.001, 1.0, 0)
+
+
+def test_learn_recipes_dry_run(capsys):
+    from training.run import main
+
+    assert main(["--recipe", "learn", "--stage", "all", "--task", "masked_then_fill", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert '"generation_batch_size": 32' in out and '"steps_per_generation": 1' in out
+
+
+def test_every_training_command_of_the_experiment_parses(tmp_path, capsys):
+    """The argv training.learn gives training.run (options, then every key=value together), dry-run."""
+    from training.learn import BASELINE, Paths, mode_config, stage_argvs
+    from training.run import main
+
+    config = mode_config("full")
+    for task in config.arms:  # --stage 2 checks that Stage I left a model (a dry run reads nothing more)
+        (tmp_path / "runs" / "seed2" / f"stage1_{task}").mkdir(parents=True)
+        (tmp_path / "runs" / "seed2" / f"stage1_{task}" / "config.json").write_text("{}")
+    argvs = [a for arm in (BASELINE, *config.arms) for _, a in stage_argvs(config, Paths(tmp_path), 2, arm)]
+    assert len(argvs) == 1 + 2 * len(config.arms)
+    for argv in argvs:
+        assert argv[:2] == ["-m", "training.run"]
+        assert main([*argv[2:], "--dry-run"]) == 0, argv
+    out = capsys.readouterr().out
+    assert f'"max_steps": {config.stage1_steps}' in out and f'"max_steps": {config.stage2_steps}' in out
+
+
+def test_learn_cli_help_and_a_changed_setting_is_refused(tmp_path):
+    from training.learn import EXIT_USAGE, main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "learn_config.json").write_text(json.dumps({"mode": "something else"}))
+    assert main(["--quick", "--out", str(out)]) == EXIT_USAGE
+    assert main(["--report-only", "--out", str(tmp_path / "empty")]) == EXIT_USAGE
+
+
+# --- the quick run -------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_quick_run_goes_through_the_real_commands_and_its_stage1_reward_has_a_signal(tmp_path):
+    """`python -m training.learn --quick`: build, warm start and a short masked_then_fill Stage I through
+    training.run, then the report.
+
+    The issue asks that the Stage I reward rise by 0.15 from the first fifth of its steps to the last.
+    At this scale it does not (measured: quick mode +0.004 over 20 steps from a reward near 0.003;
+    the default mode's 30 Stage I steps from a 2.7M-parameter warm start stay flat near 0.07 in every
+    seed, docs/learning.md), so this test asserts what holds and what would catch a broken reward:
+    the reward earns credit on some rollouts, separates the rollouts of one prompt (a group with
+    unequal rewards, so a gradient) and the report's rise verdict is the measured one."""
+    out = tmp_path / "learn"
+    done = subprocess.run([sys.executable, "-m", "training.learn", "--quick", "--out", str(out)], cwd=REPO_ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    verdict = json.loads((out / "learn_verdict.json").read_text())
+    rise = verdict["rises"]["stage1_masked_then_fill:seed1"]
+    assert rise["steps"] == 16
+    assert verdict["rise"] is (rise["rise"] >= 0.15)
+    report = (out / "learning.md").read_text()
+    assert "Stage I: masked_then_fill" in report and (out / "learning_rewards.png").stat().st_size > 1000
+    log = [json.loads(line) for line in (out / "runs" / "seed1" / "stage1_masked_then_fill" / "reward_log.jsonl")
+           .read_text().splitlines()]
+    steps = [r for r in log if "rewards/masked_then_fill/mean" in r]
+    assert len(steps) == 16 and all(0.0 <= r["rewards/masked_then_fill/mean"] <= 1.0 for r in steps)
+    assert any(r["rewards/masked_then_fill/mean"] > 0 for r in steps)  # a reward of 0.0 everywhere fails here
+    assert any(r["frac_reward_zero_std"] < 1.0 for r in steps)  # some group's rewards differ: a gradient
+    assert max(r["kl"] for r in steps) > 0  # the policy moved away from the warm start
+    timings = json.loads((out / "timings.json").read_text())
+    assert set(timings["runs"][-1]["commands"]) >= {"build", "warmstart", "seed1-stage1_masked_then_fill"}

@@ -1,0 +1,459 @@
+"""The testbed's report: `docs/learning.md` and its PNGs, written from a `training.learn` run folder.
+
+Everything comes from the files the real commands wrote: each stage's `reward_log.jsonl` (TRL's
+log records: `rewards/<name>/mean`, `frac_reward_zero_std`) and `training_summary.json`, each
+evaluation's `summary.json` (the Pass@k curve k = 1..n), the warm start's `warm_start.json`, the
+build's `build_stats.json`, and `timings.json` (wall time of every command).
+
+    python -m training.learn --report-only     # rewrite the report from outputs/learn
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+RISE = 0.15
+"""A stage's reward must rise by this much from its first fifth of steps to its last fifth."""
+WINDOW = 5
+"""Steps in the rolling mean of the plotted reward curves."""
+
+
+# --- reading the run -----------------------------------------------------------------------------
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def stage_dirs(config: Any) -> list[tuple[str, str, str]]:
+    """(stage folder, label, reward name) of every stage an arm runs, in report order."""
+    out = [(f"stage1_{t}", f"Stage I: {t}", t) for t in config.arms]
+    if config.stage2:
+        out += [(f"stage2_{t}", f"Stage II after {t}", "outcome") for t in config.arms]
+    if config.baseline:
+        out.append(("grpo_baseline", "GRPO baseline (Stage II from the warm start)", "outcome"))
+    return out
+
+
+def stage_curves(run_root: Path, folder: str, reward: str) -> dict[str, list[float]]:
+    """Per optimizer step: the mean reward and the share of zero-variance groups (last record per step)."""
+    by_step: dict[int, dict[str, Any]] = {}
+    for record in read_jsonl(run_root / folder / "reward_log.jsonl"):
+        if f"rewards/{reward}/mean" in record:
+            by_step[record["step"]] = record
+    steps = sorted(by_step)
+    return {
+        "step": [float(s) for s in steps],
+        "reward": [float(by_step[s][f"rewards/{reward}/mean"]) for s in steps],
+        "zero_std": [float(by_step[s].get("frac_reward_zero_std", float("nan"))) for s in steps],
+        "length": [float(by_step[s].get("completions/mean_length", float("nan"))) for s in steps],
+    }
+
+
+def fifths(values: Sequence[float]) -> tuple[float, float]:
+    """Means over the first and the last fifth of the values (at least one value each)."""
+    if not values:
+        return float("nan"), float("nan")
+    n = max(1, math.ceil(len(values) / 5))
+    return statistics.fmean(values[:n]), statistics.fmean(values[-n:])
+
+
+def spread(values: Sequence[float]) -> tuple[float, float, float, float]:
+    """(mean, sample std, min, max); std 0 for one value."""
+    vals = [v for v in values if not math.isnan(v)]
+    if not vals:
+        return (float("nan"),) * 4  # type: ignore[return-value]
+    std = statistics.stdev(vals) if len(vals) > 1 else 0.0
+    return statistics.fmean(vals), std, min(vals), max(vals)
+
+
+def pct(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:.1f}"
+
+
+def fmt_spread(values: Sequence[float], scale: float = 100.0, digits: int = 1) -> str:
+    mean, std, lo, hi = spread(values)
+    if math.isnan(mean):
+        return "n/a"
+    if len(values) == 1:
+        return f"{scale * mean:.{digits}f}"
+    return f"{scale * mean:.{digits}f} ± {scale * std:.{digits}f} ({scale * lo:.{digits}f}–{scale * hi:.{digits}f})"
+
+
+def rolling(values: Sequence[float], window: int = WINDOW) -> list[float]:
+    out = []
+    for i in range(len(values)):
+        chunk = [v for v in values[max(0, i - window + 1): i + 1] if not math.isnan(v)]
+        out.append(statistics.fmean(chunk) if chunk else float("nan"))
+    return out
+
+
+def eval_curve(summary: dict[str, Any], benchmark: str) -> dict[int, float]:
+    bench = summary.get("benchmarks", {}).get(benchmark, {})
+    return {int(k): float(v) for k, v in (bench.get("curve") or {}).items()}
+
+
+# --- plots ---------------------------------------------------------------------------------------
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_curves(panels: list[tuple[str, dict[int, dict[str, list[float]]]]], key: str, ylabel: str, path: Path) -> Path:
+    """One panel per stage: per step the rolling mean over seeds (line) and its min-max over seeds
+    (band); the raw per-step mean over seeds is the thin line."""
+    plt = _plt()
+    cols = min(3, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.3 * rows), squeeze=False)
+    for ax, (title, by_seed) in zip(axes.flat, panels):
+        curves = [c for c in by_seed.values() if c["step"]]
+        if not curves:
+            ax.set_title(f"{title}\n(no log)")
+            continue
+        n = min(len(c[key]) for c in curves)
+        steps = curves[0]["step"][:n]
+        raw = [statistics.fmean(c[key][i] for c in curves) for i in range(n)]
+        smooth = [rolling(c[key][:n]) for c in curves]
+        mean = [statistics.fmean(s[i] for s in smooth) for i in range(n)]
+        lo = [min(s[i] for s in smooth) for i in range(n)]
+        hi = [max(s[i] for s in smooth) for i in range(n)]
+        ax.plot(steps, raw, color="0.6", linewidth=0.8, label="mean over seeds")
+        ax.plot(steps, mean, color="C0", linewidth=2.0, label=f"rolling mean ({WINDOW} steps)")
+        ax.fill_between(steps, lo, hi, color="C0", alpha=0.2, label="min–max over seeds")
+        ax.set_title(f"{title} ({len(curves)} seed{'s' if len(curves) > 1 else ''})", fontsize=9)
+        ax.set_xlabel("optimizer step")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(True, alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_passk(rows: dict[str, list[dict[int, float]]], path: Path) -> Path:
+    """Pass@k against k (log scale) per arm: mean over seeds, min-max band."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    for i, (label, curves) in enumerate(rows.items()):
+        curves = [c for c in curves if c]
+        if not curves:
+            continue
+        ks = sorted(set.intersection(*(set(c) for c in curves)))
+        mean = [100 * statistics.fmean(c[k] for c in curves) for k in ks]
+        ax.plot(ks, mean, marker="o", markersize=2.5, color=f"C{i}", label=label)
+        if len(curves) > 1:
+            ax.fill_between(ks, [100 * min(c[k] for c in curves) for k in ks],
+                            [100 * max(c[k] for c in curves) for k in ks], color=f"C{i}", alpha=0.15)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("k")
+    ax.set_ylabel("Pass@k on the held-out problems (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    return lines + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def _minutes(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds / 60:.1f} min ({seconds:.0f} s)"
+
+
+def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[str, Any]:
+    """Write the Markdown report and its PNGs beside it; return the checks' verdicts."""
+    from training.learn import BASELINE, HELDOUT_NAME, WARM_START, arm_models, passk_ks
+
+    report = Path(report)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    stem = report.stem
+    out = paths.out
+    timings = read_json(out / "timings.json")
+    record = read_json(out / "learn_record.json")
+    warm = read_json(paths.warm_start / "warm_start.json")
+    build = read_json(paths.dataset / "build_stats.json")
+    verdict: dict[str, Any] = {"ok": True}
+
+    # Reward curves per stage and seed.
+    stages = stage_dirs(config)
+    curves: dict[str, dict[int, dict[str, list[float]]]] = {}
+    summaries: dict[str, dict[int, dict[str, Any]]] = {}
+    for folder, _, reward in stages:
+        curves[folder] = {s: stage_curves(paths.run_root(s), folder, reward) for s in config.seeds}
+        summaries[folder] = {s: read_json(paths.run_root(s) / folder / "training_summary.json") for s in config.seeds}
+    reward_png = plot_curves([(label, curves[f]) for f, label, _ in stages], "reward", "mean reward",
+                             report.with_name(f"{stem}_rewards.png"))
+    zero_png = plot_curves([(label, curves[f]) for f, label, _ in stages], "zero_std",
+                           "share of groups with equal rewards", report.with_name(f"{stem}_zero_std.png"))
+
+    rise_rows, rise_ok = [], True
+    for folder, label, _ in stages:
+        for seed in config.seeds:
+            c = curves[folder][seed]["reward"]
+            first, last = fifths(c)
+            ok = (last - first) >= RISE
+            rise_ok &= ok
+            verdict.setdefault("rise_per_stage", []).append((label, seed, ok))
+            verdict.setdefault("rises", {})[f"{folder}:seed{seed}"] = {
+                "steps": len(c), "first_fifth": first, "last_fifth": last, "rise": last - first,
+                "mean_reward": statistics.fmean(c) if c else float("nan"),
+                "zero_std_mean": statistics.fmean(z) if (z := [v for v in curves[folder][seed]["zero_std"]
+                                                              if not math.isnan(v)]) else float("nan")}
+            rise_rows.append([label, str(seed), str(len(c)), f"{first:.3f}", f"{last:.3f}", f"{last - first:+.3f}",
+                              "yes" if ok else "**no**"])
+    verdict["rise"] = rise_ok
+
+    zero_rows = []
+    for folder, label, _ in stages:
+        firsts, lasts, alls = [], [], []
+        for seed in config.seeds:
+            z = [v for v in curves[folder][seed]["zero_std"] if not math.isnan(v)]
+            if z:
+                f, la = fifths(z)
+                firsts.append(f)
+                lasts.append(la)
+                alls.append(statistics.fmean(z))
+        zero_rows.append([label, fmt_spread(firsts), fmt_spread(lasts), fmt_spread(alls)])
+
+    # Pass@k per arm.
+    ks = passk_ks(config.eval_n)
+    models = arm_models(config, paths)
+    labels = {WARM_START: "warm start (SFT)", BASELINE: "GRPO baseline"}
+    labels.update({f"mr_rlvr:{t}": f"MR-RLVR ({t})" for t in config.arms})
+    evals: dict[str, list[dict[int, float]]] = {}
+    if config.evaluate:
+        warm_summary = read_json(paths.eval_dir(WARM_START) / "summary.json")
+        evals[WARM_START] = [eval_curve(warm_summary, HELDOUT_NAME)]
+        for arm, by_seed in models.items():
+            name = "grpo_baseline" if arm == BASELINE else "mr_rlvr_" + arm.split(":", 1)[1]
+            evals[arm] = [eval_curve(read_json(paths.eval_dir(f"seed{s}-{name}") / "summary.json"), HELDOUT_NAME)
+                          for s in by_seed]
+    passk_rows = []
+    for arm, curves_ in evals.items():
+        passk_rows.append([labels[arm], *[fmt_spread([c.get(k, float("nan")) for c in curves_]) for k in ks]])
+    passk_png = plot_passk({labels[a]: c for a, c in evals.items()}, report.with_name(f"{stem}_passk.png")) if evals else None
+
+    warm_p1 = evals.get(WARM_START, [{}])[0].get(1, float("nan")) if evals else float("nan")
+    above_rows, above_ok = [], True
+    for arm in models:
+        if arm not in evals:
+            continue
+        for seed, c in zip(config.seeds, evals[arm]):
+            p1 = c.get(1, float("nan"))
+            ok = p1 > warm_p1
+            above_ok &= ok
+            above_rows.append([labels[arm], str(seed), pct(p1), pct(warm_p1), f"{100 * (p1 - warm_p1):+.1f}",
+                               "yes" if ok else "**no**"])
+    verdict["above_warm_start"] = above_ok if evals else None
+    verdict["warm_start_pass1"] = warm_p1
+
+    comparisons = []
+    if BASELINE in evals:
+        base = evals[BASELINE]
+        for arm in models:
+            if arm == BASELINE or arm not in evals:
+                continue
+            row = [labels[arm]]
+            for k in (1, 8, ks[-1]):
+                diffs = [m.get(k, float("nan")) - b.get(k, float("nan")) for m, b in zip(evals[arm], base)]
+                mean, std, lo, hi = spread(diffs)
+                row.append(f"{100 * mean:+.1f} ± {100 * std:.1f} (per seed: {', '.join(f'{100 * d:+.1f}' for d in diffs)})")
+            comparisons.append(row)
+            diffs1 = [m.get(1, float("nan")) - b.get(1, float("nan")) for m, b in zip(evals[arm], base)]
+            verdict[f"pass1_gain:{arm}"] = spread(diffs1)[0]
+            verdict[f"pass1_gain_per_seed:{arm}"] = diffs1
+
+    # Time.
+    runs = timings.get("runs", [])
+    last = runs[-1] if runs else {}
+    commands = last.get("commands", {})
+    phase = record.get("phases", {})
+    step_times: dict[str, list[float]] = {}
+    for folder, label, _ in stages:
+        for s in summaries[folder].values():
+            if s.get("global_step"):
+                step_times.setdefault(label, []).append(s["train_runtime_s"] / s["global_step"])
+    eval_times = [v for k, v in commands.items() if k.startswith("eval-")]
+
+    lines = [f"# Learning testbed: {config.mode} mode", ""]
+    lines += [
+        "Written by `training.learn` (do not edit by hand; rerun the command below). It runs the paper's",
+        "experiment at laptop scale on CPU, every part through the project's real commands: the build",
+        "(`python -m mrtasks.build --source synthetic:arith:...`, default annotator and checks), a tiny",
+        "warm-started Qwen decoder, `python -m training.run` with the `training/recipes/learn/` recipes, and",
+        "`python -m eval.run` on held-out problems.",
+        "",
+        f"Command: `{command}`" + {"default": " (`make learn`)", "full": " (`make learn FULL=1`)"}.get(config.mode, ""),
+        "",
+        f"Written {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on a machine with {os.cpu_count()} cores;",
+        f"load average at start {_load(last.get('loadavg_start'))}, at end {_load(last.get('loadavg_end'))}"
+        f" ({last.get('jobs', '?')} jobs at a time, {last.get('threads_per_job', '?')} torch thread(s) each).",
+        "",
+    ]
+    lines += ["## Summary", ""]
+    lines += _summary_lines(config, verdict, evals, labels, rise_ok, above_ok if evals else None)
+    lines += ["", "## Setup", ""]
+    params = warm.get("parameters")
+    counts = (build.get("counts") or build.get("rows") or {})
+    lines += _table(["what", "value"], [
+        ["data", f"`synthetic:arith` difficulty {config.difficulty}, families {config.families}, "
+                 f"{config.train_problems} problems generated "
+                 f"(seed {config.data_seed}), validation fraction {config.validation_fraction}"],
+        ["build rows", _counts(counts)],
+        ["held-out problems", f"{record.get('disjoint', {}).get('heldout_problems', config.heldout_problems)}, "
+                              f"none shared with the {record.get('disjoint', {}).get('build_problems', '?')} build problems (checked)"],
+        ["model", f"Qwen3 decoder (Qwen2's layout, see `training/learn_model.py`), {config.layers} layers, hidden "
+                  f"{config.hidden_size}, vocabulary ≤ {config.vocab_size} (BPE trained on the build's train split, "
+                  f"a whole number one token), {params / 1e6:.2f}M parameters, the Qwen2.5 chat template" if params else "n/a"],
+        ["warm start", f"TRL SFTTrainer, {config.sft_epochs:g} epochs, lr {config.sft_learning_rate:g}, "
+                       f"{warm.get('steps', '?')} steps on {_counts(warm.get('examples', {}))}; loss "
+                       f"{_num(warm.get('loss_first'))} → {_num(warm.get('loss_last'))}"],
+        ["GRPO", f"`training/recipes/learn/`: 4 prompts × 8 rollouts per step, Stage I {config.stage1_steps} steps, "
+                 + (f"Stage II / baseline {config.stage2_steps} steps, " if config.stage2 or config.baseline else "")
+                 + f"seeds {', '.join(map(str, config.seeds))}"
+                 + (f"; overrides {' '.join(config.extra_overrides)}" if config.extra_overrides else "")],
+        ["evaluation", f"`eval.run --backend transformers`, n = {config.eval_n}, temperature 0.6, top-p 0.95, "
+                       f"{config.eval_max_new_tokens} new tokens, the outcome prompt" if config.evaluate else "none (quick mode)"],
+    ])
+    lines += ["", "## Reward curves", "",
+              f"![reward curves]({reward_png.name})", "",
+              f"Rise check (mean reward over the last fifth of a stage's steps minus its first fifth, ≥ {RISE}):", ""]
+    lines += _table(["stage", "seed", "steps", "first fifth", "last fifth", "rise", f"≥ {RISE}"], rise_rows)
+    lines += ["", "## Groups with no gradient", "",
+              "Share of GRPO groups (8 rollouts of one prompt) whose rewards are all equal, so their advantages are",
+              "zero (TRL's `frac_reward_zero_std`), mean ± std over seeds (min–max), in %:", "",
+              f"![zero-variance groups]({zero_png.name})", ""]
+    lines += _table(["stage", "first fifth", "last fifth", "all steps"], zero_rows)
+    if evals:
+        lines += ["", "## Pass@k on the held-out problems", "",
+                  "Mean ± std over seeds (min–max), in %; the warm start is one model. The whole curve k = 1..64 is in",
+                  "each `summary.json` and the plot.", "", f"![Pass@k]({passk_png.name})" if passk_png else "", ""]
+        lines += _table(["model", *[f"Pass@{k}" for k in ks]], passk_rows)
+        lines += ["", "Pass@1 after RL against the warm start's:", ""]
+        lines += _table(["arm", "seed", "Pass@1", "warm start", "gain", "above"], above_rows)
+        if comparisons:
+            lines += ["", "MR-RLVR minus the GRPO baseline, paired by seed (points of Pass@k):", ""]
+            lines += _table(["arm", "Pass@1", "Pass@8", f"Pass@{ks[-1]}"], comparisons)
+    lines += ["", "## Time", ""]
+    time_rows = [["whole run", _minutes(last.get("wall_s"))],
+                 ["data (build, held-out file, disjointness check)", _minutes(phase.get("data"))],
+                 ["warm start (tokenizer, model, SFT)", _minutes(phase.get("warm_start"))],
+                 ["RL and evaluation (jobs in parallel)", _minutes(phase.get("rl_and_eval"))]]
+    for label, ts in step_times.items():
+        time_rows.append([f"GRPO step, {label}", f"{statistics.fmean(ts):.1f} s (mean over seeds)"])
+    if eval_times:
+        time_rows.append([f"one evaluation (n = {config.eval_n})",
+                          f"{statistics.fmean(eval_times):.0f} s (mean over {len(eval_times)})"])
+    lines += _table(["phase", "wall time"], time_rows)
+    if len(runs) > 1:
+        lines += ["", f"This folder was filled by {len(runs)} invocations (a resumed run); the times above are the last one's."]
+    lines += ["", "Every command's wall time and log: `OUT/timings.json`, `OUT/logs/`."]
+    lines += ["", "## What this shows and what it cannot", ""] + _honest(config, verdict, evals)
+    report.write_text("\n".join(lines).rstrip() + "\n")
+    (paths.out / "learn_verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
+    return verdict
+
+
+def _load(values: Any) -> str:
+    return ", ".join(f"{v:.1f}" for v in values) if values else "n/a"
+
+
+def _num(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _counts(counts: dict[str, Any]) -> str:
+    if not counts:
+        return "n/a"
+    parts = []
+    for name, value in counts.items():
+        if isinstance(value, dict):
+            value = value.get("train", sum(v for v in value.values() if isinstance(v, int)))
+        parts.append(f"{name} {value}")
+    return ", ".join(parts)
+
+
+def _summary_lines(config: Any, verdict: dict[str, Any], evals: dict[str, Any], labels: dict[str, str],
+                   rise_ok: bool, above_ok: bool | None) -> list[str]:
+    lines = [f"- Reward rise ≥ {RISE} from the first to the last fifth of every stage, every seed: "
+             f"**{'yes' if rise_ok else 'no'}** (table below)."]
+    if above_ok is not None:
+        lines.append(f"- Held-out Pass@1 after RL above the warm start's ({pct(verdict['warm_start_pass1'])}%) in every "
+                     f"arm and seed: **{'yes' if above_ok else 'no'}**.")
+    for key, value in verdict.items():
+        if key.startswith("pass1_gain:"):
+            arm = key.split(":", 1)[1]
+            per_seed = verdict.get(f"pass1_gain_per_seed:{arm}", [])
+            better = sum(d > 0 for d in per_seed)
+            lines.append(f"- {labels[arm]} against the GRPO baseline: Pass@1 {100 * value:+.1f} points (mean of the "
+                         f"per-seed differences; better in {better} of {len(per_seed)} seeds).")
+    return lines
+
+
+def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list[str]:
+    gains = {k.split(":", 1)[1]: v for k, v in verdict.items() if k.startswith("pass1_gain:")}
+    zero_note = ("A reward that silently scored 0.0 everywhere (the `process` fault of the last review) would "
+                 "leave its curve flat at 0 and every group zero-variance here.")
+    if verdict.get("rise"):
+        text = ["This run shows that the reward signals of this project teach a model through the real training "
+                "path: rewards computed by `mrtasks.rewards` inside TRL's GRPOTrainer move the policy, stage by "
+                "stage, by at least the rise asked for in every seed, and the evaluation path grades the result. "
+                + zero_note, ""]
+    else:
+        flat = [f"{label} (seed {seed})" for label, seed, ok in verdict.get("rise_per_stage", []) if not ok]
+        text = ["Not every reward curve rose by the margin asked for: " + ", ".join(flat) + ". The curves and the "
+                "zero-variance shares above say whether such a stage had a signal at all (rewards that vary within "
+                "groups) and did not move the policy far enough in its steps, or had none. " + zero_note, ""]
+    if gains:
+        best = max(gains.values())
+        caveat = ("With this few seeds and held-out problems a difference of a few points is within the seed-to-seed "
+                  "spread shown above, so it is evidence of at most a small effect, in either direction."
+                  if abs(best) < 0.05 else "The per-seed differences above say how consistent it is.")
+        text += [
+            "On the paper's claim (Stage I self-supervision before outcome RL helps): here MR-RLVR's Pass@1 differs "
+            "from the baseline's by " + ", ".join(f"{100 * v:+.1f} points ({t})" for t, v in gains.items())
+            + ", averaged over the paired seeds. " + caveat,
+            "",
+        ]
+    text += [
+        "What it cannot show: the paper's Table 1 is about 1.5-3B models trained for hours on real competition",
+        "math; here a few-million-parameter model learns templated arithmetic written by a generator, for",
+        "tens of GRPO steps. The held-out problems are disjoint from training but come from the same generator,",
+        "so they measure in-distribution generalization only, and the sizes, steps and learning rate were",
+        "chosen on this machine (on the build's validation split, not on the held-out file). Whether Stage I",
+        "transfers to outcome accuracy at scale depends on what a large model can learn from filling formulas",
+        "or ordering steps that it cannot already do, which a model this small cannot answer.",
+    ]
+    return text

@@ -41,11 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mrtasks.tasks import ERROR_CORRECTION, MASKED_THEN_FILL, STEP_REORDERING
+
 logger = logging.getLogger("training.learn")
 
 RECIPE = "learn"
-STAGE1_ARMS_DEFAULT = ("masked_then_fill",)
-STAGE1_ARMS_FULL = ("masked_then_fill", "step_reordering", "error_correction")
+STAGE1_ARMS_DEFAULT = (MASKED_THEN_FILL,)
+STAGE1_ARMS_FULL = (MASKED_THEN_FILL, STEP_REORDERING, ERROR_CORRECTION)
 BASELINE = "grpo_baseline"
 WARM_START = "warmstart"
 HELDOUT_NAME = "synthetic"

@@ -49,7 +49,8 @@ def test_change_one_number_and_wrong_answer():
     assert change_one_number("a + b") == "y + b"  # no number: a variable renamed
     assert change_one_number("induction") == "jnduction"  # prose: a letter changed
     assert wrong_answer("N = n") == "N = n + 1"  # a renamed letter would be the same final answer
-    assert wrong_answer("(C)") == "B" and wrong_answer("\\frac{1}{2}") == "\\frac{1}{3}"
+    assert wrong_answer("(C)") == "(B)" and wrong_answer("\\frac{1}{2}") == "\\frac{1}{3}"
+    assert wrong_answer("\\text{(C)}") == "\\text{(B)}"  # wrapped alike, never `\text{(C)} + 1`
 
 
 def test_problem_formulas_fall_back_to_numbers():

@@ -173,3 +173,40 @@ def test_a_batch_of_long_fills_is_scored_in_bounded_time():
     start = time.perf_counter()
     scores = fn(comps, masks=[masks] * 16, scored=[list(range(16))] * 16)
     assert time.perf_counter() - start < 16.0 and scores == [0.0] * 16
+
+
+def test_near_misses_with_long_numbers_and_decorated_prose_score_zero():
+    # numbers of several digits are numbers to the near-miss rule (`14` for `13`), and a label
+    # after `\hspace`/`\hfill` is markup even after a word
+    score = get_reward("masked_then_fill")
+    masks = ["\\overline{z} \\cdot \\overline{w} = \\overline{zw} = 13-i", "Vieta's formulas", "j-i \\equiv 0 \\pmod{6}"]
+    wrong = ["\\overline{z} \\cdot \\overline{w} = \\overline{zw} = 14−i~(2)", "Vieta'y formulas\\hspace{1em}(2)",
+             "j−i \\equiv 1 \\pmod{6}\\hfill[4]"]  # fmt: skip
+    right = ["\\overline{z} \\cdot \\overline{w} = \\overline{zw} = 13−i~(2)", "Vieta's formulas\\hspace{1em}(2)",
+             "j−i \\equiv 0 \\pmod{6}\\hfill[4]"]  # fmt: skip
+    assert near_miss("x = 1024", "x = 1025") and near_miss("\\overline{w} = 14-i", "\\overline{w} = 13-i")
+    assert score(["\\boxed{" + "; ".join(wrong) + "}"], masks=[masks]) == [0.0]
+    assert score(["\\boxed{" + "; ".join(right) + "}"], masks=[masks]) == [1.0]
+
+
+def test_labels_in_brackets_and_after_spacing_commands_are_markup():
+    assert strip_markup("42 [4]") == "42" and strip_markup("(x - 4)^4 \\ge 1\\hfill[4]") == "(x - 4)^4 \\ge 1"
+    assert strip_markup("f (2)") == "f (2)" and strip_markup("x [4]") == "x [4]"  # after a letter: content
+    assert strip_markup("I + J = [1]") == "I + J = [1]"  # after a relation: the right side
+
+
+def test_the_same_text_but_for_a_number_is_different_whatever_the_markup():
+    # a Unicode minus or a label once made "different" into "undecided" (and so similarity)
+    ref = "\\overline{z} \\cdot \\overline{w} = \\overline{zw} = 13-i"
+    for pred in ("\\overline{z} \\cdot \\overline{w} = \\overline{zw} = 14−i", ref.replace("13", "14") + "~(2)"):
+        assert judge(pred, ref, strip_lhs=False) is Verdict.DIFFERENT
+
+
+def test_labels_after_prose_and_closing_bars_and_ambiguous_labels_never_pay_wrong_work():
+    assert strip_markup("Heron's formula [4]") == "Heron's formula"
+    assert strip_markup("|a n-m b|\\;\\square") == "|a n-m b|"  # an even count of bars: closed
+    assert strip_markup("S_k (2)") == "S_k"  # a subscript letter is no function
+    assert strip_markup("f (2)") == "f (2)" and strip_markup("\\log (2)") == "\\log (2)"
+    # where the rule must keep `(1)` as content, the near-miss rule still sees the wrong number
+    assert near_miss("g x g^{-2} \\in H \\cap K (1)", "g x g^{-1} \\in H \\cap K")
+    assert not near_miss("g x g^{-1} \\in H \\cap K (1)", "g x g^{-1} \\in H \\cap K")

@@ -54,6 +54,18 @@ def balanced(text: str) -> bool:
     return depth == 0
 
 
+def depth_scan(text: str) -> list[int]:
+    """Bracket depth before each character (`{}`, `()`, `[]` share one counter)."""
+    depths, d = [], 0
+    for c in text:
+        if c in "})]":
+            d = max(d - 1, 0)
+        depths.append(d)
+        if c in "{([":
+            d += 1
+    return depths
+
+
 def wrapped(text: str, left: str, right: str) -> bool:
     """Does the bracket opening at 0 close exactly at the end?"""
     if not (text.startswith(left) and text.endswith(right)) or len(text) < len(left) + len(right):

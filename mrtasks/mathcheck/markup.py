@@ -22,7 +22,9 @@ The rule, in order (each step is pure string work, linear in the text, bounded i
 5. At the end, repeatedly: end-of-proof and check marks (`\\blacksquare`, `\\square`, `\\Box`,
    `\\qed`, `\\checkmark`, `\\surd`, `\\star`, `\\dagger`, ...) not inside a script; an equation
    label after spacing (`\\quad(\\star)`, `\\qquad (2)`, `(ii)`, `[4]`; a bare `(2)` after a space
-   only where no letter precedes the space, so `f (2)` stays), and neither after an operator or a
+   (or `[4]`) unless one letter or a function precedes the space (`f (2)`, `\\log (2)` stay;
+   `Heron's formula (2)`, `a_n, \\ldots (2)` lose it); `\\hspace{..}` and
+   `\\hfill` count as spacing), and neither after an operator or a
    relation (`I+J = (1)` keeps its right side); a prose `\\text{..}` (parenthesised,
    or a word of two letters or more: `\\text{(by AM-GM)}`); `\\dots`/`\\ldots`/`\\cdots` not after
    an operator, relation or comma (`1 + 2 + \\cdots` and `1, 2, \\dots` stay); punctuation `.`,
@@ -61,6 +63,8 @@ _DROP = {
     "LARGE": 0, "huge": 0, "Huge": 0, "bf": 0, "rm": 0, "it": 0, "sf": 0, "tt": 0, "boldmath": 0,
     "unboldmath": 0, "noindent": 0, "allowbreak": 0, "nobreak": 0, "relax": 0,
 }  # fmt: skip
+_SPACING_DROP = {"hspace", "hfill", "hfil", "mspace"}
+"""Dropped as spacing: what follows them is read as after `\\quad` (`x\\hfill(2)` ends in a label)."""
 # commands whose last brace argument is kept and the others dropped: (name, arguments dropped)
 _UNWRAP = {"textcolor": 1, "colorbox": 1, "fcolorbox": 2}
 _CMD = re.compile(r"\\([a-zA-Z]+)\*?")
@@ -98,7 +102,7 @@ def _drop_commands(text: str) -> str:
                     break
                 end = nxt
             out.append(text[pos : m.start()])
-            out.append(" ")
+            out.append("\\quad " if name in _SPACING_DROP else " ")
             pos = end
         elif name in _UNWRAP:
             end, ok = m.end(), True
@@ -191,12 +195,25 @@ _LABEL_BODY = (
 )
 _LABEL_AFTER_SPACE_CMD = re.compile(rf"(?:\\(?:q?quad|enspace)(?![a-zA-Z])|\\[,;: ]|~)\s*[(\[]\s*{_LABEL_BODY}\s*[)\]]\s*$")
 _LABEL_SYMBOLIC = re.compile(rf"\s[(\[]\s*(?!\d+\s*[)\]])(?![A-Za-z]\s*[)\]]){_LABEL_BODY}\s*[)\]]\s*$")
-_LABEL_NUMBER = re.compile(r"(?<=[^A-Za-z\s])\s+\(\d{1,3}[a-z]?\)\s*$")
+_LABEL_NUMBER = re.compile(r"(?<=\S)\s+(?:\(\d{1,3}[a-z]?\)|\[\d{1,3}[a-z]?\])\s*$")
+_APPLIED = re.compile(
+    r"(?:\\(?:sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|log|ln|lg|exp|det|gcd|lcm|max|min|deg"
+    r"|dim|ker|Pr|sup|inf|lim|arg)|(?<![A-Za-z\\_^])[A-Za-z])$"
+)
+"""What a bare `(2)` after a space applies to rather than labels: one letter (`f (2)`) or a function (`\\log (2)`)."""
 _TRAIL_TEXT = re.compile(r"\\(?:text|textrm|textit|textbf|mbox|emph)\s*\{([^{}]*)\}\s*$")
 _TRAIL_DOTS = re.compile(r"(?:\\(?:dots[bcmoi]?|ldots|cdots|cdotp)(?![a-zA-Z])|\.\.\.)\s*$")
 _TRAIL_PUNCT = re.compile(r"(?:[.,:]|\\text\s*\{\s*[.,:]\s*\})\s*$")
 _TRAIL_SPACE = re.compile(rf"(?:{_SPACE_CMD}|(?<!\\)\\$)+$")  # `\\$`: what stripping left of `x\\ .`
 _OPERATOR_END = re.compile(r"(?:[-+*/=<>,(\[{|^_]|\\(?:cdot|times|div|pm|mp|leq?|geq?|neq?|approx|equiv|left|in|cup|cap)\s*)$")
+
+
+def _ends_in_operator(text: str) -> bool:
+    """Does `text` end in an operator or relation (so what follows is its operand)? A `|` closing
+    an even number of bars (`|x|`, `\\right|`) closes an absolute value: the formula is complete."""
+    if text.endswith("|") and text.count("|") % 2 == 0:
+        return False
+    return bool(_OPERATOR_END.search(text))
 
 
 def _strip_end(text: str) -> str:
@@ -205,9 +222,11 @@ def _strip_end(text: str) -> str:
         t = _TRAIL_SPACE.sub("", text)
         for pattern in (_END_MARK, _LABEL_AFTER_SPACE_CMD, _LABEL_SYMBOLIC, _LABEL_NUMBER):
             m = pattern.search(t)
+            if m and pattern is _LABEL_NUMBER and _APPLIED.search(t[: m.start()]):
+                m = None  # `f (2)`, `\\sin (2)`: an argument, not a label
             # a mark or label follows a complete formula, never an operator or relation
             # (`I+J = (1)`: the `(1)` is the right side)
-            if m and t[: m.start()].strip() and not _OPERATOR_END.search(_TRAIL_SPACE.sub("", t[: m.start()]).rstrip()):
+            if m and t[: m.start()].strip() and not _ends_in_operator(_TRAIL_SPACE.sub("", t[: m.start()]).rstrip()):
                 t = t[: m.start()]
                 break
         else:
@@ -217,7 +236,7 @@ def _strip_end(text: str) -> str:
                 t = t[: m.start()]
             else:
                 m = _TRAIL_DOTS.search(t)
-                if m and t[: m.start()].strip() and not _OPERATOR_END.search(t[: m.start()].rstrip()):
+                if m and t[: m.start()].strip() and not _ends_in_operator(t[: m.start()].rstrip()):
                     t = t[: m.start()]
                 else:
                     m = _TRAIL_PUNCT.search(t)

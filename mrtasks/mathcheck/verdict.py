@@ -70,10 +70,10 @@ def _quick(pred: str, ref: str, strip_lhs: bool) -> tuple[bool | None, bool]:
     verdict = compare(p, r, strip_lhs)
     if verdict is not None:
         return verdict, False
+    if skeleton_differs(p.norm, r.norm) is False:
+        return False, False  # the same text but for a number (read after markup): never ask MathRuler
     if len(pred) > MAX_SYMPY_CHARS or not safe_for_sympy(pred) or _explodes(p) or _explodes(r):
         return None, False
-    if skeleton_differs(p.norm, r.norm) is False:
-        return False, False  # the same text but for a number: never ask MathRuler
     if not strip_lhs and len(_letters(pred) | _letters(ref)) > 2:
         # Formulas: MathRuler only runs sympy on expressions with at most two distinct letters
         # (after LaTeX commands become text); with more it can only match by string

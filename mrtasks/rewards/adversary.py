@@ -37,6 +37,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mrtasks.mathcheck.latex import depth_scan
+
 logger = logging.getLogger(__name__)
 
 # --- decorations -----------------------------------------------------------------------------
@@ -159,15 +161,6 @@ _RELATION_SWAPS = [("\\leq", "\\geq"), ("\\le", "\\ge"), ("\\geq", "\\leq"), ("\
 _CMD_END = r"(?![a-zA-Z])"
 
 
-def _depths(text: str) -> list[int]:
-    out, d = [], 0
-    for c in text:
-        if c in "})]":
-            d = max(d - 1, 0)
-        out.append(d)
-        if c in "{([":
-            d += 1
-    return out
 
 
 def _sign_flip(f: str) -> str | None:
@@ -199,7 +192,7 @@ def _function_swap(f: str) -> str | None:
 
 
 def _relation_swap(f: str) -> str | None:
-    depths = _depths(f)
+    depths = depth_scan(f)
     pattern = "|".join(re.escape(a) + (_CMD_END if a[0] == "\\" else "") for a, _ in _RELATION_SWAPS)
     for m in re.finditer(pattern, f):
         if depths[m.start()] or f[max(m.start() - 4, 0) : m.start()].endswith("\\not"):
@@ -332,7 +325,7 @@ def reprint_side(side: str, how: str) -> str | None:
 def reprinted(formula: str, how: str) -> str | None:
     """The formula with its relation sides (or the whole expression) re-printed by sympy;
     None when nothing changes."""
-    depths = _depths(formula)
+    depths = depth_scan(formula)
     cuts = [m for m in re.finditer(r"\\(?:leq|geq|le|ge|neq|ne)(?![a-zA-Z])|<|>|=", formula) if not depths[m.start()]]
     pieces, last = [], 0
     for m in cuts:

@@ -41,8 +41,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from mrtasks.mathcheck import parse_answer
+from mrtasks.mathcheck import Verdict, judge_in_process, parse_answer
 from mrtasks.mathcheck.answer import constant_value
+from mrtasks.mathcheck.latex import depth_scan
 from mrtasks.rewards.adversary import DECORATIONS, NEAR_MISS_KINDS, coarse_approximation, decorate, script_braces
 from mrtasks.rewards.baselines import calculator_correction, dataflow_order
 from mrtasks.rewards.outcome import reference_text
@@ -89,22 +90,12 @@ _NOT_OPERAND = {"\\cdot", "\\times", "\\left", "\\right", "\\le", "\\ge", "\\leq
 _UNSAFE_CHARS = set(",;|&%$")
 
 
-def _depth_scan(text: str) -> list[int]:
-    """Bracket depth before each character (`{}`, `()`, `[]` share one counter)."""
-    depths, d = [], 0
-    for c in text:
-        if c in "})]":
-            d = max(d - 1, 0)
-        depths.append(d)
-        if c in "{([":
-            d += 1
-    return depths
 
 
 def split_relations(formula: str) -> tuple[list[str], list[str]] | None:
     """The members and relations of a relation or chain (`a = b < c` -> `[a, b, c], [=, <]`), split
     at top level; None without a relation or with an empty member."""
-    depths = _depth_scan(formula)
+    depths = depth_scan(formula)
     hits = [m for m in _REL.finditer(formula) if depths[m.start()] == 0]
     if not hits:
         return None
@@ -128,7 +119,7 @@ def signed_terms(side: str) -> list[str] | None:
     when splitting is not obviously safe (lists, absolute values, big operators, unknown commands)."""
     if not _reorderable(side):
         return None
-    depths = _depth_scan(side)
+    depths = depth_scan(side)
     terms, last = [], 0
     for i, c in enumerate(side):
         if c not in "+-" or depths[i] or i == 0:
@@ -175,7 +166,7 @@ _NOT_A_CHAIN = re.compile(
 
 def _chain_safe(text: str) -> bool:
     """A plain relation or chain: no top-level list comma, no implication, congruence or prose."""
-    depths = _depth_scan(text)
+    depths = depth_scan(text)
     return not any(c == "," and depths[i] == 0 for i, c in enumerate(text)) and not _NOT_A_CHAIN.search(text)
 
 
@@ -261,6 +252,15 @@ def masks_rotated(row: Row) -> str:
     return boxed(masks[1:] + masks[:1])
 
 
+def _rotated_rows(row: Row) -> list[Row]:
+    """`scored` narrowed to the slots whose rotated-in mask says something else (`2x=14` after
+    `(x+y)+(x-y)=10+4` is the same equation: writing it there is right, not misplaced)."""
+    masks = list(row["masks"])
+    keep = [k for k in _scored(row) if judge_in_process(masks[(k + 1) % len(masks)], masks[k], strip_lhs=False)
+            is not Verdict.EQUAL]  # fmt: skip
+    return [{**row, "scored": keep}] if keep else []
+
+
 def masks_copied_from_problem(row: Row) -> str:
     found = problem_formulas(row["problem"]) or ["0"]
     return boxed([found[k % len(found)] for k in range(len(row["masks"]))])
@@ -268,6 +268,12 @@ def masks_copied_from_problem(row: Row) -> str:
 
 def masks_constant(row: Row) -> str:
     return boxed(["0"] * len(row["masks"]))
+
+
+def _no_zero_mask(row: Row) -> list[Row]:
+    """Rows where `0` is no mask's right fill (`0`, or `\\cos^2 a + \\sin^2 a - 1`, is right there)."""
+    zero = any(judge_in_process("0", m, strip_lhs=False) is Verdict.EQUAL for m in row["masks"])
+    return [] if zero else [row]
 
 
 def masks_no_box(row: Row) -> str:
@@ -304,12 +310,16 @@ def order_random(row: Row) -> str:
     return boxed([str(k) for k in order], ", ")
 
 
+_CHOICE = re.compile(r"(\\(?:text|textbf|mathrm|mathbf)\s*\{\s*)?\(?([A-E])\)?(?(1)\s*\})")
+
+
 def wrong_answer(answer: str) -> str:
     """A different final answer: its last number changed, or `+ 1` appended (never a renamed letter:
     `N = n` and `y = n` are the same final answer)."""
-    choice = re.fullmatch(r"\(?([A-E])\)?", answer.strip())
-    if choice:  # a choice letter: another letter
-        return "B" if choice.group(1) != "B" else "C"
+    choice = _CHOICE.fullmatch(answer.strip())
+    if choice:  # a choice letter, bare or wrapped (`(C)`, `\\text{(C)}`): another letter, wrapped alike
+        other = "B" if choice.group(2) != "B" else "C"
+        return answer.strip()[: choice.start(2)] + other + answer.strip()[choice.end(2) :]
     return change_one_number(answer, last=True) if _NUMBER.search(answer) else answer + " + 1"
 
 
@@ -329,7 +339,9 @@ def outcome_invented_turn(row: Row) -> str:
 def outcome_several_boxes(row: Row) -> str:
     """Hedging: the reference boxed among wrong candidates (not last)."""
     ref, wrong = row["answer"], wrong_answer(row["answer"])
-    return f"It is \\boxed{{{ref}}} or \\boxed{{{wrong}}}, or possibly \\boxed{{{wrong_answer(wrong)}}}."
+    last = wrong_answer(wrong)
+    last = last if last != ref else wrong  # choice letters: B -> C may come back to the reference
+    return f"It is \\boxed{{{ref}}} or \\boxed{{{wrong}}}, or possibly \\boxed{{{last}}}."
 
 
 def correction_equivalent(row: Row) -> str:
@@ -618,12 +630,14 @@ POLICIES: dict[str, list[Policy]] = {
             target=(">=", 0.95),
         ),
         Policy("one_number_changed", "the first number of every mask changed", masks_one_number_changed, target=("<=", 0.15)),
-        Policy("rotated", "the right masks, each one slot later", masks_rotated, target=("<=", 0.10)),
+        Policy("rotated", "the right masks, each one slot later (slots where that mask is not also right)",
+               masks_rotated, target=("<=", 0.10), applies=_rotated_rows),
         Policy(
             "copied_from_problem", "the problem's own formulas (or numbers) in the slots", masks_copied_from_problem, target=("<=", 0.10)
         ),
         # "= 0.000", not "0 on every row": a masked final answer that is 0 is right for a constant 0
-        Policy("constant", "`0` in every slot", masks_constant, target=("=0", 0.0)),
+        Policy("constant", "`0` in every slot (rows where no mask is 0)", masks_constant, target=("=0", 0.0),
+               applies=_no_zero_mask),
         Policy("no_box", "the right masks, not boxed", masks_no_box, target=("<=", 0.0)),
         *_mtf_integrity(),
     ],

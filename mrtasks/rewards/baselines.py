@@ -24,8 +24,8 @@ import re
 from fractions import Fraction
 
 from mrtasks.mathcheck import expr as _expr
+from mrtasks.mathcheck.latex import depth_scan
 from mrtasks.tasks.arithmetic import (
-    depth_scan,
     false_on_its_own,
     is_operation,
     join,

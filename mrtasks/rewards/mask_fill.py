@@ -128,7 +128,8 @@ _NEGATIONS = {"-", "\\not", "\\neg"}
 
 
 def _tokens(text: str) -> list[str]:
-    return [_SYNONYMS.get(t, t) if t[0] == "\\" or len(t) == 1 else "\\" + t for t in _TOKEN.findall(normalize(text))]
+    return [_SYNONYMS.get(t, t) if t[0] == "\\" or not t[0].isalpha() or len(t) == 1 else "\\" + t
+            for t in _TOKEN.findall(normalize(text))]
 
 
 def _token_class(tok: str) -> str:
@@ -176,7 +177,24 @@ def near_miss(pred: str, ref: str) -> bool:
     """
     if len(pred) > MAX_NEAR_MISS_CHARS or len(ref) > MAX_NEAR_MISS_CHARS:
         return False
-    a, b = _tokens(pred), _tokens(ref)
+    b = _tokens(ref)
+    # what the markup rule leaves as content where it is ambiguous (`K (1)`, `f (2)`) is tried
+    # without it too: a wrong fill must not escape the rule by a label the rule cannot tell apart
+    variants = _variants(pred)
+    return variants[0] != b and any(_near_tokens(a, b, ref) for a in variants)
+
+
+def _variants(pred: str) -> list[list[str]]:
+    a = _tokens(pred)
+    m = _TRAILING_LABEL.search(pred)
+    return [a, _tokens(pred[: m.start()])] if m and pred[: m.start()].strip() else [a]
+
+
+_TRAILING_LABEL = re.compile(r"(?:\\[a-zA-Z]+|\s[(\[][^()\[\]{}]{1,6}[)\]])\s*$")
+"""A trailing command (`\\square`) or a bracketed label after a space (`(1)`, `[4]`, `(*)`)."""
+
+
+def _near_tokens(a: list[str], b: list[str], ref: str) -> bool:
     if a == b:
         return False
     if len(a) != len(b):

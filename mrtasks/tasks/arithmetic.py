@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from mrtasks.mathcheck import expr as _expr
 from mrtasks.mathcheck import numeric_truth, parse_answer
+from mrtasks.mathcheck.latex import depth_scan
 
 Value = Fraction | float
 
@@ -26,16 +27,6 @@ _LONE_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _OPERATION = re.compile(r"(?<=\S)\s*(?:[-+*/×÷^]|\\(?:cdot|times|div|frac|dfrac|sqrt|binom)(?![a-zA-Z]))")
 
 
-def depth_scan(text: str) -> list[int]:
-    """Bracket depth before each character (`{}`, `()`, `[]` share one counter)."""
-    depths, d = [], 0
-    for c in text:
-        if c in "})]":
-            d = max(d - 1, 0)
-        depths.append(d)
-        if c in "{([":
-            d += 1
-    return depths
 
 
 def members(formula: str) -> tuple[list[tuple[int, int]], list[str]]:

@@ -19,7 +19,7 @@ from mrtasks.curate.heuristic.answers import ANSWER_OK, boxed_spans
 from mrtasks.curate.heuristic.config import HeuristicConfig
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.heuristic.junk import junk_reason
-from mrtasks.curate.heuristic.spans import MathSpan, Regions, math_spans, row_spans, strip_span
+from mrtasks.curate.heuristic.spans import MathSpan, Regions, math_spans, row_spans, strip_span, top_level_marks
 from mrtasks.mathcheck.theorems import THEOREM_ALIASES
 
 _TRAILING_NOISE = re.compile(
@@ -121,27 +121,10 @@ def _depth(text: str, a: int, b: int) -> int:
 
 def _alignment_cut(text: str, a: int, b: int) -> int | None:
     """For a row `A & REL B` (or `A REL & B`) with its only `&` at the top level, the start of `B`."""
-    depth, i, found = 0, a, -1
-    while i < b:
-        c = text[i]
-        if c == "\\":
-            if text.startswith("\\begin{", i):
-                depth += 1
-            elif text.startswith("\\end{", i):
-                depth -= 1
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == "&" and depth == 0:
-            if found >= 0:
-                return None
-            found = i
-        i += 1
-    if found < 0:
+    amps = [i for i, mark in top_level_marks(text, a, b) if mark == "&"]
+    if len(amps) != 1:
         return None
+    found = amps[0]
     m = _ALIGN_REL.match(text, found + 1, b)
     if m:
         return found + 1

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from mrtasks.curate.heuristic.spans import top_level_marks
+
 _SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad|left|right|displaystyle|textstyle|big[lr]?|Big[lr]?)(?![A-Za-z])|[\s&~]")
 _NUMBER = r"[-+\u2212]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:\\%|%|\^\{?\\circ\}?|\\circ|\\degree)?"
 _UNIT_CMD = r"\\(?:text|mathrm|textrm|mbox|operatorname|rm|mathit|textit|textbf|mathbf|phantom|hphantom|vphantom)\s*\{[^{}]*\}"
@@ -88,26 +90,7 @@ def _brace_profile(text: str) -> tuple[bool, bool, bool]:
 
 def _top_level_marks(text: str) -> bool:
     """True when an alignment `&` or a row break `\\\\` sits outside every brace and nested environment."""
-    depth, i, n = 0, 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            if text.startswith("\\begin{", i):
-                depth += 1
-            elif text.startswith("\\end{", i):
-                depth -= 1
-            elif text[i + 1 : i + 2] == "\\" and depth == 0:
-                return True
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == "&" and depth == 0:
-            return True
-        i += 1
-    return False
+    return next(top_level_marks(text), None) is not None
 
 
 def _brackets_pair(text: str) -> bool:

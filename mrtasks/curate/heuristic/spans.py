@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Environments whose body is display math; rows are split on top-level `\\`.
@@ -146,7 +147,24 @@ def find_math_spans(text: str) -> tuple[list[MathSpan], list[tuple[int, int]]]:
 
 def split_rows(text: str, start: int, end: int, outer_start: int, outer_end: int) -> list[MathSpan]:
     """Split an align-like body on top-level `\\\\` (not inside braces) into one span per row."""
-    rows, depth, row_start, i = [], 0, start, start
+    rows, row_start = [], start
+    for i, mark in top_level_marks(text, start, end):
+        if mark == "&" or i < row_start:
+            continue
+        rows.append(MathSpan(row_start, i, True, outer_start, outer_end))
+        row_start = i + 2
+        if text[row_start : row_start + 1] == "[":  # `\\[2pt]` spacing argument
+            k = text.find("]", row_start, end)
+            row_start = k + 1 if k >= 0 else row_start
+    rows.append(MathSpan(row_start, end, True, outer_start, outer_end))
+    return rows
+
+
+def top_level_marks(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, str]]:
+    """(position, mark) of each alignment `&` and row break `\\\\` outside every brace and nested
+    environment of `text[start:end]`."""
+    end = len(text) if end is None else end
+    depth, i = 0, start
     while i < end:
         c = text[i]
         if c == "\\":
@@ -154,20 +172,17 @@ def split_rows(text: str, start: int, end: int, outer_start: int, outer_end: int
                 depth += 1
             elif text.startswith("\\end{", i):
                 depth -= 1
-            if text[i + 1 : i + 2] == "\\" and depth == 0:
-                rows.append(MathSpan(row_start, i, True, outer_start, outer_end))
-                i += 2
-                if text[i : i + 1] == "[":  # `\\[2pt]` spacing argument
-                    k = text.find("]", i, end)
-                    i = k + 1 if k >= 0 else i
-                row_start = i
-                continue
+            elif text[i + 1 : i + 2] == "\\" and depth == 0:
+                yield i, "\\\\"
             i += 2
             continue
-        depth += (c == "{") - (c == "}")
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "&" and depth == 0:
+            yield i, "&"
         i += 1
-    rows.append(MathSpan(row_start, end, True, outer_start, outer_end))
-    return rows
 
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:

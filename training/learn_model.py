@@ -125,40 +125,16 @@ def build_model(out_dir: str | Path, texts: Iterable[str], config: ModelConfig =
     tokenizer's ids, or this raises.
     """
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+    from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 
-    from training.tiny_model import FAMILIES, TEMPLATES_DIR
+    from training.tiny_model import FAMILIES, TEMPLATES_DIR, train_tokenizer
 
     spec = FAMILIES[FAMILY]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=config.vocab_size,
-        special_tokens=spec["special"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
     texts = [t for t in texts if t]
-    if not texts:
-        raise ValueError("the tokenizer needs at least one non-empty training text")
-    bpe.train_from_iterator(texts, trainer=trainer)
-    named = {spec["bos"], spec["eos"], spec["pad"]}
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe,
-        bos_token=spec["bos"],
-        eos_token=spec["eos"],
-        pad_token=spec["pad"],
-        additional_special_tokens=[t for t in spec["special"] if t not in named],
-    )
-    tokenizer.chat_template = (TEMPLATES_DIR / spec["template"]).read_text()
-    tokenizer.padding_side = "left"
+    template = (TEMPLATES_DIR / spec["template"]).read_text()
+    tokenizer = train_tokenizer(texts, spec, config.vocab_size, template, digits=True)
     tokenizer.save_pretrained(out)
 
     head_dim = config.hidden_size // config.heads
@@ -184,7 +160,7 @@ def build_model(out_dir: str | Path, texts: Iterable[str], config: ModelConfig =
 
     loaded = AutoTokenizer.from_pretrained(out)
     sample = "\n".join(texts[:50])
-    if loaded(sample, add_special_tokens=False)["input_ids"] != bpe.encode(sample, add_special_tokens=False).ids:
+    if loaded(sample, add_special_tokens=False)["input_ids"] != tokenizer(sample, add_special_tokens=False)["input_ids"]:
         raise RuntimeError(f"AutoTokenizer.from_pretrained({out}) does not reproduce the trained tokenizer "
                            f"({type(loaded).__name__}); this transformers rebuilds the pre-tokenizer")
     return out

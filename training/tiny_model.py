@@ -27,6 +27,7 @@ import logging
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 # The ChatML template (as in Qwen2): `add_generation_prompt` opens the assistant turn.
 CHAT_TEMPLATE = (
@@ -53,6 +54,42 @@ FAMILIES = {
 }
 
 
+def train_tokenizer(texts: Iterable[str], spec: dict, vocab_size: int, template: str, digits: bool = False) -> Any:
+    """A byte-level BPE (any string encodes; unseen characters fall back to bytes) trained on
+    `texts`, with `spec`'s special tokens, bos/eos/pad and the chat `template`, padding on the left.
+    `digits`: numbers are split from letters before the merges (a run of digits stays whole)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=not digits)
+    bpe.pre_tokenizer = (
+        pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False), byte_level]) if digits else byte_level
+    )
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=spec["special"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    texts = [t for t in texts if t]
+    if not texts:
+        raise ValueError("the tokenizer needs at least one non-empty training text")
+    bpe.train_from_iterator(texts, trainer=trainer)
+    named = {spec["bos"], spec["eos"], spec["pad"]}
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token=spec["bos"],
+        eos_token=spec["eos"],
+        pad_token=spec["pad"],
+        additional_special_tokens=[t for t in spec["special"] if t not in named],
+    )
+    tokenizer.chat_template = template
+    tokenizer.padding_side = "left"
+    return tokenizer
+
+
 def build_tiny_model(
     out_dir: str | Path,
     texts: Iterable[str],
@@ -70,8 +107,7 @@ def build_tiny_model(
     `vocab_size` is an upper bound: a small corpus may yield fewer merges.
     """
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+    from transformers import Qwen2Config, Qwen2ForCausalLM
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -80,30 +116,8 @@ def build_tiny_model(
     spec = FAMILIES.get(family) or {"special": SPECIAL_TOKENS, "bos": None, "eos": "<|im_end|>",
                                     "pad": "<|endoftext|>", "template": None}
 
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=spec["special"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    texts = [t for t in texts if t]
-    if not texts:
-        raise ValueError("build_tiny_model needs at least one non-empty text to train the tokenizer")
-    bpe.train_from_iterator(texts, trainer=trainer)
-
-    named = {spec["bos"], spec["eos"], spec["pad"]}
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe,
-        bos_token=spec["bos"],
-        eos_token=spec["eos"],
-        pad_token=spec["pad"],
-        additional_special_tokens=[t for t in spec["special"] if t not in named],
-    )
-    tokenizer.chat_template = (TEMPLATES_DIR / spec["template"]).read_text() if spec["template"] else CHAT_TEMPLATE
-    tokenizer.padding_side = "left"
+    template = (TEMPLATES_DIR / spec["template"]).read_text() if spec["template"] else CHAT_TEMPLATE
+    tokenizer = train_tokenizer(texts, spec, vocab_size, template)
     tokenizer.save_pretrained(out)
 
     config = Qwen2Config(

@@ -210,3 +210,11 @@ def test_labels_after_prose_and_closing_bars_and_ambiguous_labels_never_pay_wron
     # where the rule must keep `(1)` as content, the near-miss rule still sees the wrong number
     assert near_miss("g x g^{-2} \\in H \\cap K (1)", "g x g^{-1} \\in H \\cap K")
     assert not near_miss("g x g^{-1} \\in H \\cap K (1)", "g x g^{-1} \\in H \\cap K")
+
+
+def test_markup_never_decides_whether_a_text_is_plain_or_latex():
+    # `3^125` is plain text (3 to the 125th); a label after it must not make it TeX's `3^{1}25`
+    score = get_reward("error_correction")
+    row = {"error_step": [2], "original": ["b^a = 3^5 = 243"], "corrupted": ["b^a = 3^125 = 4366"]}
+    assert score(["\\boxed{2; b^a = 3^125 = 4366\\hfill(3a)}"], **row) == [0.0]  # the copy, decorated
+    assert score(["\\boxed{2; b^a = 3^5 = 243\\hfill(3a)}"], **row) == [1.0]

@@ -44,6 +44,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from mrtasks.mathcheck.latex import closing_brace
+from mrtasks.mathcheck.markup import strip_markup
 
 _VULGAR = {
     "½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅖": (2, 5),
@@ -296,7 +297,8 @@ def rewrite(text: str) -> str:
     """The text with the notations above in the LaTeX the parser reads (see the module docstring)."""
     if text.isascii() and not _TRIGGER.search(text):
         return text
-    plain = not _LATEX.search(text)
+    # plain or LaTeX is read without presentational markup: `3^125\hfill(3a)` is the plain `3^125`
+    plain = not _LATEX.search(text) or not _LATEX.search(strip_markup(text))
     text = _unicode(text)
     if "\\langle" in text and "\\rangle" in text:
         text = _ANGLE.sub(lambda m: "(" if m.group(0).startswith("\\l") else ")", text)

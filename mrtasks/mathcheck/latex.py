@@ -43,11 +43,13 @@ def closing_brace(text: str, open_pos: int) -> int:
 
 def balanced(text: str) -> bool:
     """Are `{}` balanced? (An unclosed `{5` is not the answer `5`.)"""
+    if "{" not in text and "}" not in text:
+        return True
     depth = 0
-    for c in text:
-        if c == "{":
+    for m in _BRACE.finditer(text):  # visits braces only, not every character
+        if m.group(0) == "{":
             depth += 1
-        elif c == "}":
+        else:
             depth -= 1
             if depth < 0:
                 return False
@@ -232,11 +234,14 @@ _WRAPPERS = MATH_DELIMITERS
 MAX_WRAPPERS = 16
 """At most this many wrappers are removed from one answer (more is not an answer)."""
 _TEXT_CMD = re.compile(r"^\\(?:text|textbf|textrm|mathrm|mathbf|mbox|textnormal)\s*\{")
+_WRAPPER_START = frozenset(left[0] for left, _ in _WRAPPERS) | {"\\"}  # `\\displaystyle`, `\\text{` too
 
 
 def strip_wrappers(text: str) -> str:
     """Remove what surrounds an answer without changing it: whitespace, math delimiters,
     a whole-answer `\\text{...}`, `\\displaystyle`, a trailing period."""
+    if not text or (text[0] not in _WRAPPER_START and not text[0].isspace() and not text[-1].isspace() and text[-1] != "."):
+        return text  # nothing that a pass below removes can start or end this text (the common case)
     prev = None
     for _ in range(MAX_WRAPPERS):  # bounded: 10^4 nested `\\text{` must not cost 10^4 brace scans
         if text == prev:

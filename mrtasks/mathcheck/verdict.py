@@ -136,7 +136,15 @@ def judge_batch(pairs: list[tuple[str, str]], strip_lhs: bool = True) -> list[Ve
     EQUAL: the checker shows them the same object; DIFFERENT: it decides they are not;
     UNDECIDED: neither the in-process tiers nor MathRuler (pool) can tell (e.g. formulas with
     integrals or prose, or MathRuler finding no match). Undecided pairs go to the pool once."""
-    quick = [_safe_quick(p, r, strip_lhs) for p, r in pairs]
+    quick, distinct = [], {}  # a prompt's rollouts repeat answers: each distinct pair is judged once
+    for pred, ref in pairs:
+        try:
+            v = distinct.get((pred, ref))
+            if v is None:
+                v = distinct[(pred, ref)] = _safe_quick(pred, ref, strip_lhs)
+        except TypeError:  # an unhashable pair (not text) is judged on its own
+            v = _safe_quick(pred, ref, strip_lhs)
+        quick.append(v)
     out = [Verdict.UNDECIDED if v is None else Verdict.EQUAL if v else Verdict.DIFFERENT for v, _ in quick]
     todo: dict[tuple[str, str], list[int]] = {}  # each distinct pair goes to the pool once
     for i, (v, ask) in enumerate(quick):

@@ -128,3 +128,45 @@ def test_frozen_peer_heldout_core_threshold():
     del rows, result
     assert n == 199
     assert accuracy >= 0.93 and false_pos <= 1, f"core accuracy {accuracy:.3f}, {false_pos} false positives"
+
+
+# An equation between two names in a final answer: a capital names the asked quantity and a small
+# letter the problem's parameter (`N = n` is n, in either direction); two small letters or two
+# capitals are a relation between unknowns (`y = x` stands for nothing), and case stays part of a name.
+NAME_EQUATIONS = [
+    ("n", "N=n", True),
+    ("N = n", "n", True),
+    ("\\boxed{K=k}", "k", True),
+    ("t", "T = t", True),
+    ("m", "N_{\\max} = m", True),
+    ("n_1", "M = n_1", True),
+    ("N", "N=n", False),  # the name, not the value
+    ("m", "N=n", False),
+    ("n", "n=N", False),  # case is part of a name: this one states N
+    ("N=n", "N", False),
+    ("x", "y = x", False),  # a line, not a value
+    ("y = x", "x", False),
+    ("a", "b = a", False),
+    ("B", "A = B", False),
+    ("n", "a_n = n", False),  # a sequence stated through its index
+    ("x", "f(x) = x", False),
+    # unchanged around it: a label with a value, a near miss, relations between two equations
+    ("x=2", "2", True),
+    ("x=3", "2", False),
+    ("2n", "N = 2n", True),
+    ("2n", "N = n", False),
+    ("N = n", "M = n", True),
+    ("N = n", "N = m", False),
+    ("N \\leq n", "n", False),
+]
+
+
+@pytest.mark.parametrize("pred, ref, equal", NAME_EQUATIONS)
+def test_an_equation_naming_the_asked_quantity(pred, ref, equal):
+    assert judge_in_process(pred, ref) is (Verdict.EQUAL if equal else Verdict.DIFFERENT)
+
+
+def test_name_equations_stay_strict_in_formulas():
+    # formulas (Masked-Then-Fill, Error Correction) keep their left sides: `N = n` is not `n`
+    assert judge_in_process("n", "N = n", strip_lhs=False) is Verdict.DIFFERENT
+    assert judge_in_process("N = n", "n", strip_lhs=False) is Verdict.DIFFERENT

@@ -25,6 +25,8 @@ Policy:
   holds (`n = 4+4+2 = 10` is 10; `2+2 = 5` is nothing; `\\det A = 4 - 6 = -2` is -2); an
   identity of numerals (`2 = 2`, `0 = 0`) stands for nothing; `v \\approx d` stands for `v`
   (exact) and `L \\approx d` for the approximation `d`.
+  An equation of two names has no value, except a capital naming the asked quantity and a small
+  letter naming the parameter (`name_value`: `N = n` is `n`; `y = x`, `A = B`, `a_n = n` are relations).
 - Answers longer than `MAX_ANSWER_CHARS` are never parsed (compared as strings only). Parses
   are cached (`short_cache`).
 """
@@ -289,6 +291,23 @@ def value_of(a: Answer) -> tuple[Answer, bool] | None:
             if is_constant(m) and last.node is not None and expr.same_value(m.node, last.node) is not True:
                 return None
         return last, False
+    return None
+
+
+_QUANTITY_NAME = re.compile(r"^[A-Z](?:_\{[^{}]*\}|_[A-Za-z0-9])?$")
+_PARAMETER = re.compile(r"^[a-z](?:_\{[^{}]*\}|_[A-Za-z0-9])?$")
+
+
+def name_value(a: Answer) -> Answer | None:
+    """`N = n`: the value of a final-answer equation between two names, which `value_of` leaves
+    without one. A capital letter names the asked quantity (`N`, `K`, `T_{\\max}`) and a small
+    letter the problem's parameter, so `N = n` stands for `n`; two small letters (`y = x`) or two
+    capitals (`A = B`) are a relation between unknowns and stand for nothing."""
+    if a.kind != "relation" or a.rels != ["="]:
+        return None
+    label, value = a.parts
+    if _QUANTITY_NAME.match(label.norm) and _PARAMETER.match(value.norm):
+        return value
     return None
 
 

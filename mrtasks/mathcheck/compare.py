@@ -22,7 +22,8 @@ cannot. Policy:
 - Equations (final answers) are also equal by their real solutions and non-linear one-variable
   inequalities by their point sets, with the same strictness (`solutions`).
 - Labels: `\\tan\\theta = 3/4` is not `\\sin\\theta = 3/4` (applied names must agree, `label_key`);
-  plain names are not compared (`x = 3` is `y = 3`).
+  plain names are not compared (`x = 3` is `y = 3`). An equation of two names against a name
+  reads as a value only as `answer.name_value` says (`N = n` is `n`; `y = x` is not `x`).
 - Formulas the evaluator cannot read that are the same text but for a number are different
   (`\\lfloor\\sqrt[8]{n}\\rfloor` vs `\\lfloor\\sqrt[7]{n}\\rfloor`, `skeleton_differs`), so strict
   scoring means something.
@@ -33,7 +34,7 @@ from __future__ import annotations
 import re
 
 from mrtasks.mathcheck import expr, solutions, tolerance
-from mrtasks.mathcheck.answer import MIRROR, Answer, is_label, label_key, value_of
+from mrtasks.mathcheck.answer import MIRROR, Answer, is_label, label_key, name_value, value_of
 from mrtasks.mathcheck.intervals import intervalish, same_sets, to_intervals
 from mrtasks.mathcheck.notation import base_numeral
 from mrtasks.mathcheck.relations import normal_form_equal
@@ -118,6 +119,9 @@ def _compare_relations(p: Answer, r: Answer, final: bool) -> bool | None:
         if len(labels) == len(other.parts) and all(is_label(m) for m in labels) and rel.shape.count("≈") == 0:
             return _all(compare(v, rel.parts[-1], final) for v in other.parts)
     value = value_of(rel)
+    if value is None:
+        named = name_value(rel)
+        value = None if named is None else (named, False)
     if value is None:
         return False
     return _compare_values(value, (other, False)) if rel is p else _compare_values((other, False), value)

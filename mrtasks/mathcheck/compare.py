@@ -258,11 +258,18 @@ def _words_equal(a: str, b: str) -> bool:
 
 
 _NUM = re.compile(r"\d+(?:\.\d+)?")
+_NOT_SKELETON = str.maketrans("", "", "0123456789.#")
+"""What ASCII numbers and their `#` placeholders are made of: ASCII texts that differ without these
+characters have different skeletons (an exact pre-check; the regex costs 120 us on 5 KB of letters)."""
 
 
 def skeleton_differs(a: str, b: str) -> bool | None:
     """Two formulas the evaluator cannot read, identical but for their numbers: different
     (`\\int_0^1 x\\,dx = \\frac12` vs `... = \\frac13`); else undecided."""
+    if a == b:
+        return None
+    if a.isascii() and b.isascii() and a.translate(_NOT_SKELETON) != b.translate(_NOT_SKELETON):
+        return None  # (`\\d` also matches non-ASCII digits: those texts take the regex path)
     if _NUM.sub("#", a) == _NUM.sub("#", b) and _NUM.findall(a) != _NUM.findall(b):
         return False
     return None

@@ -30,6 +30,10 @@ _BRACE = re.compile(r"[{}]")
 
 def closing_brace(text: str, open_pos: int) -> int:
     """Index of the `}` matching the `{` at `open_pos`, or -1."""
+    if text.startswith("{", open_pos):
+        close = text.find("}", open_pos + 1)
+        if close >= 0 and text.find("{", open_pos + 1, close) < 0:
+            return close  # no group inside (`\\boxed{12}`): the first `}` closes it
     depth = 0
     for m in _BRACE.finditer(text, open_pos):
         if m.group(0) == "{":

@@ -295,3 +295,32 @@ def test_one_side_same_other_different_is_decided_even_when_unreadable():
 )
 def test_real_mask_rewrites_are_equal(fill, mask):
     assert judge_batch([(fill, mask)], strip_lhs=False) == [Verdict.EQUAL]
+
+
+def test_judge_batch_judges_each_distinct_pair_once():
+    from mrtasks.mathcheck import verdict
+
+    verdict._quick.cache_clear()
+    pairs = [("2", "x=2"), (["not text"], "2"), ("2", "x=2"), ("3", "x=2")] * 50
+    expected = [Verdict.EQUAL, Verdict.UNDECIDED, Verdict.EQUAL, Verdict.DIFFERENT] * 50
+    assert judge_batch(pairs) == expected
+    info = verdict._quick.cache_info()
+    assert info.hits == 0 and info.misses == 2  # the unhashable pair is judged (and refused) on its own
+
+
+def test_short_cache_keeps_short_texts_only():
+    from mrtasks.mathcheck.cache import CACHED_CHARS, short_cache
+
+    calls = []
+
+    @short_cache(maxsize=8)
+    def f(text, flag=False, *, other=""):
+        calls.append(text)
+        return len(text) + len(other)
+
+    short, long_ = "x" * 10, "y" * (CACHED_CHARS + 1)
+    assert [f(short), f(short), f(long_), f(long_)] == [10, 10, CACHED_CHARS + 1, CACHED_CHARS + 1]
+    assert calls == [short, long_, long_]  # the long text is computed afresh every time
+    # keyword strings count towards the bound too
+    assert f(short, other="z" * CACHED_CHARS) == f(short, other="z" * CACHED_CHARS) == 10 + CACHED_CHARS
+    assert calls[-2:] == [short, short] and f.cache_info().currsize == 1

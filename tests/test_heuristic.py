@@ -169,6 +169,23 @@ def test_masking_the_top_formulas_never_leaves_the_boxed_answer_visible():
     assert [f.text for f in chosen].count("7") == 2 and not visible_boxed_answer(mask_solution(twice, chosen))
 
 
+def test_the_final_answer_written_unboxed_first_is_still_offered_with_its_box():
+    """The answer's first copy is a short unboxed expression (`the mixed number $1 \\frac{1}{10}$`,
+    minor on its own): the group is still the answer's, ranked first, every copy masked together."""
+    from mrtasks.curate.quality import visible_boxed_answer
+    from mrtasks.tasks.masked_then_fill import formula_groups, mask_solution
+
+    sol = "\n\n".join(f"Step {k}: $x_{k} = {k} + y_{k}$." for k in range(10)) + (
+        r" The fraction $\frac{11}{10}$ is the mixed number $1 \frac{1}{10}$."
+        r" Therefore the value is $\boxed{1 \frac{1}{10}}$."
+    )
+    formulas = extract_formulas(sol)
+    assert [f.text for f in formulas[:1]] == [r"1 \frac{1}{10}"] and [f.text for f in formulas].count(r"1 \frac{1}{10}") == 2
+    chosen = [f for g in formula_groups(formulas)[:7] for f in g]
+    masked = mask_solution(sol, chosen)
+    assert not visible_boxed_answer(masked, sol) and r"1 \frac{1}{10}" not in masked
+
+
 def test_givens_copied_from_the_problem_are_not_offered_and_derived_results_are():
     problem = r"Let $a = 2$ and $b = 3$. Find $a^2 + b^2$."
     sol = r"Since $a = 2$ and $b = 3$, we get $a^2 = 4$ and $b^2 = 9$, so $a^2 + b^2 = 13$."

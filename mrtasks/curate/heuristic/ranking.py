@@ -28,7 +28,10 @@ _RELATION = re.compile(
 )
 _HEAVY = re.compile(r"\\(?:frac|dfrac|sqrt|sum|int|prod|lim|binom|log|ln|sin|cos|tan|cot|pmod|equiv|cdot|times)(?![A-Za-z])")
 _WEAK_RELATION = re.compile(r"^[^=<>]*\\(?:in|notin|ni)(?![A-Za-z])[^=<>]*$")
-_LONE_SYMBOL = re.compile(r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w{1,3}\}?)?(?:'+|\^\{?(?:\\prime)+\}?)?")
+_LONE_SYMBOL = re.compile(
+    r"(?:\\(?:math(?:cal|bb|bf|frak|scr|rm)|vec|bar|hat|tilde)\s*\{\\?[A-Za-z]+\}|\\[A-Za-z]+|[A-Za-z])"
+    r"(?:_\{?(?:\w{1,3}|\*|\\math[a-z]+\{\w{1,3}\})\}?)?(?:'+|\^\{?(?:\\prime)+\}?)?"
+)
 _ROLE_BONUS = {"derived": 1.0, "claim": 1.5, "assumed": -1.5}
 RESTATED_BONUS = 1.5
 """A formula the text writes again is usually a result it established and then uses."""

@@ -37,7 +37,7 @@ from mrtasks.curate.sources import SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
 from mrtasks.curate.write import DEFAULT_REPO, write_dataset
 from mrtasks.logs import configure_logging
-from mrtasks.mathcheck import OFFLINE_TIMEOUT_S, configure_pool
+from mrtasks.mathcheck import OFFLINE_TIMEOUT_S, configure_pool, get_pool
 from mrtasks.output import OutputError, OutputFolder, fault_point
 from mrtasks.tasks import MASKED_THEN_FILL, STEP_REORDERING, MaskedThenFillConfig, StepReorderingConfig
 from mrtasks.tasks.step_reordering import MAX_PROMPT_CHARS
@@ -327,6 +327,10 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         raise UsageError(f"bad parameter: {e}") from None
 
 
+BUILD_WORKERS = 1
+"""Checker workers (`mrtasks.mathcheck.sandbox`) a build starts; `MRTASKS_REWARD_WORKERS` overrides."""
+
+
 def _with_option(spec: str, option: str) -> str:
     """Append `key=value` to a spec's options (adding the `:options` part when it has none)."""
     head, _, last = spec.rpartition(":")
@@ -354,8 +358,14 @@ def run(args: argparse.Namespace) -> int:
         annotator = make_annotator(args.annotator, llm)
         if args.annotator == "llm":
             config.annotate_batch = max(config.annotate_batch, 64 * args.concurrency)  # keep requests in flight
+        # The build asks the checker's slow tier little (~200 items, 0.3 s on the shared corpora): one
+        # worker unless MRTASKS_REWARD_WORKERS says otherwise (each costs a sympy start, ~0.8 s CPU).
+        workers = None if "MRTASKS_REWARD_WORKERS" in os.environ else BUILD_WORKERS
         if "MRTASKS_REWARD_TIMEOUT" not in os.environ:  # the output must not depend on the machine's load
-            configure_pool(timeout=OFFLINE_TIMEOUT_S)
+            configure_pool(workers=workers, timeout=OFFLINE_TIMEOUT_S)
+        else:
+            configure_pool(workers=workers)
+        get_pool().prestart()  # the checker's workers start while the sources are read and annotated
         try:
             result = run_pipeline(config, annotator)
         finally:

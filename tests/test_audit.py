@@ -203,6 +203,26 @@ def test_not_above_holds_a_policy_to_another_on_the_same_rows():
     assert result.rows == 0 and result.passed is None  # no rows: reported, neither met nor missed
 
 
+def test_the_card_scores_integrity_families_on_a_smaller_seeded_sample():
+    """`family_rows`: every family on the first N rows it applies to (one seeded order per task),
+    the other policies on every row; not_above compares on the family's own rows; the audit CLI's
+    `audit_rows` default scores everything."""
+    rows = [dict(MTF_ROW, id=f"unit/{k}") for k in range(6)]
+    full = {r.policy: r for r in audit_rows(MASKED_THEN_FILL, rows)}
+    sampled = {r.policy: r for r in audit_rows(MASKED_THEN_FILL, rows, family_rows=2)}
+    again = {r.policy: r for r in audit_rows(MASKED_THEN_FILL, rows, family_rows=2)}
+    families = {p.name for p in audit.POLICIES[MASKED_THEN_FILL] if p.family}
+    assert {"decorated_wrong:marker", "near_miss:sign", "braces_removed"} <= families
+    assert "one_number_changed" not in families and "reference" not in families
+    for name, result in sampled.items():
+        assert result.rows == (min(2, full[name].rows) if name in families else full[name].rows), name
+    assert sampled == again  # seeded
+    assert sampled["decorated_wrong:marker"].target.startswith("mean <= 0.1 and <= one_number_changed")
+    assert all(r.passed is not False for r in sampled.values())
+    text = audit.card_section({MASKED_THEN_FILL: {"train": rows}}, family_rows=2)
+    assert "on the first 2 of those it applies to" in text and "| decorated_right:marker | 2 |" in text
+
+
 def test_coarse_approximations_are_off_and_never_exact():
     rng = random.Random(0)
     for answer in ("720", "-84", "\\frac{7}{3}", "445000", "0.35"):

@@ -169,6 +169,23 @@ def test_masking_the_top_formulas_never_leaves_the_boxed_answer_visible():
     assert [f.text for f in chosen].count("7") == 2 and not visible_boxed_answer(mask_solution(twice, chosen))
 
 
+def test_the_final_answer_written_unboxed_first_is_still_offered_with_its_box():
+    """The answer's first copy is a short unboxed expression (`the mixed number $1 \\frac{1}{10}$`,
+    minor on its own): the group is still the answer's, ranked first, every copy masked together."""
+    from mrtasks.curate.quality import visible_boxed_answer
+    from mrtasks.tasks.masked_then_fill import formula_groups, mask_solution
+
+    sol = "\n\n".join(f"Step {k}: $x_{k} = {k} + y_{k}$." for k in range(10)) + (
+        r" The fraction $\frac{11}{10}$ is the mixed number $1 \frac{1}{10}$."
+        r" Therefore the value is $\boxed{1 \frac{1}{10}}$."
+    )
+    formulas = extract_formulas(sol)
+    assert [f.text for f in formulas[:1]] == [r"1 \frac{1}{10}"] and [f.text for f in formulas].count(r"1 \frac{1}{10}") == 2
+    chosen = [f for g in formula_groups(formulas)[:7] for f in g]
+    masked = mask_solution(sol, chosen)
+    assert not visible_boxed_answer(masked, sol) and r"1 \frac{1}{10}" not in masked
+
+
 def test_givens_copied_from_the_problem_are_not_offered_and_derived_results_are():
     problem = r"Let $a = 2$ and $b = 3$. Find $a^2 + b^2$."
     sol = r"Since $a = 2$ and $b = 3$, we get $a^2 = 4$ and $b^2 = 9$, so $a^2 + b^2 = 13$."
@@ -447,6 +464,97 @@ def test_case_labels_hypotheses_definitions_and_quantifier_ranges_are_bookkeepin
     assert more["w=0"] == more["k=4"] == "case_hypothesis" and more["g(k) = 9"] is None
     # a substitution into a symbol the problem already uses is not new notation
     assert kinds(r"Let $u = 2w + 1$, so $u^2 = 4w^2 + 4w + 1$.", problem=r"Show $u^2$ is odd.")["u = 2w + 1"] is None
+
+
+def _kinds(sol: str, problem: str = "") -> dict[str, str | None]:
+    return {sol[c.start : c.end]: c.junk for c in find_candidates(sol, problem=problem)}
+
+
+def test_a_displayed_definition_is_read_from_the_words_before_its_display():
+    """`we define\n\n$$\nM_n = ...$$`: the clause before a display is the sentence before its blank lines."""
+    sol = "For every integer $n \\geqslant 1$ we define\n\n$$\nM_{n}=\\max _{k} S(n, k), \\quad m_{n}=\\min _{k} S(n, k)\n$$\n\n"
+    sol += "Therefore\n\n$$\nM_{n}-m_{n} \\leqslant \\frac{n-1}{n}\\left(M_{n-1}-m_{n-1}\\right)\n$$"
+    got = _kinds(sol)
+    assert got["M_{n}=\\max _{k} S(n, k), \\quad m_{n}=\\min _{k} S(n, k)"] == "definition"
+    assert got["M_{n}-m_{n} \\leqslant \\frac{n-1}{n}\\left(M_{n-1}-m_{n-1}\\right)"] is None
+
+
+def test_declarations_are_definitions_whatever_their_font_or_bound():
+    got = _kinds(
+        r"Let $\mathcal{U}=\left\{u_{1}, u_{2}\right\}$ be a set of vectors. Let $\varepsilon>0$ be given. "
+        r"Since $f$ is uniformly continuous, there exists $\delta>0$ such that $d(f(x), f(u))<\varepsilon$. "
+        r"There exist disjoint open sets $U, V \subseteq X$ such that $x \in U$. Let $f(x), g(x) \in \mathbb{Q}[x]$ be such that "
+        r"$f(x) g(x) \in \mathbb{Z}[x]$. Let $\log_2{x} = \log_y{16}=k$, so that $2^k=x$.",
+        problem=r"Show that $f$ is continuous for every $\varepsilon > 0$.",
+    )
+    for declared in (r"\mathcal{U}=\left\{u_{1}, u_{2}\right\}", r"\varepsilon>0", r"\delta>0", r"U, V \subseteq X",
+                     r"f(x), g(x) \in \mathbb{Q}[x]", r"\log_2{x} = \log_y{16}=k"):  # fmt: skip
+        assert got[declared] == "definition", declared
+    assert got[r"d(f(x), f(u))<\varepsilon"] is None and got[r"f(x) g(x) \in \mathbb{Z}[x]"] is None
+
+
+def test_where_names_a_value_even_for_a_symbol_used_just_before():
+    got = _kinds(
+        r"Then $p^{2}=a^{2}+b^{2}$ where $a=\frac{n+m}{2}$ and $b=\frac{n-m}{2}$. "
+        r"Putting $h'=g^{-1} h g$, we have $h=g h' g^{-1}$."
+    )
+    assert got[r"a=\frac{n+m}{2}"] == got[r"b=\frac{n-m}{2}"] == got["h'=g^{-1} h g"] == "definition"
+    assert got[r"p^{2}=a^{2}+b^{2}"] is None and got["h=g h' g^{-1}"] is None
+    # `Let` alone keeps needing a new symbol: `Let $u = 2w+1$` for the problem's `u` is a result
+    assert _kinds(r"Let $u = 2w + 1$, so $u^2 = 4w^2 + 4w + 1$.", problem=r"Show $u^2$ is odd.")["u = 2w + 1"] is None
+
+
+def test_index_ranges_after_for_with_if_and_between_from_and_until_are_bookkeeping():
+    got = _kinds(
+        r"Moreover $w_{j}+r_{j}=2 j$ for $1 \leq j \leq 2008$. Then $q \mid n$ for all integers $m, n$ with $n \neq 0$. "
+        r"Then $d(x_n, x_m)<\delta$ if $n, m>N$. By induction, $A_n \subset B$ for all $n \in \mathbb{Z}_{+}$. "
+        r"From $n=m^{2}+1$ until $n=(m+1)^{2}$, the values increase. For $(i, j) \equiv(0,1) \bmod 2$ use $B$. "
+        r"So the answer holds if and only if $k \geq 3$."
+    )
+    for r in (r"1 \leq j \leq 2008", r"n \neq 0", "n, m>N", r"n \in \mathbb{Z}_{+}", "n=m^{2}+1", "n=(m+1)^{2}",
+              r"(i, j) \equiv(0,1) \bmod 2"):  # fmt: skip
+        assert got[r] in ("quantifier_range", "definition"), r
+    assert got[r"w_{j}+r_{j}=2 j"] is None and got[r"d(x_n, x_m)<\delta"] is None and got[r"k \geq 3"] is None
+
+
+def test_cases_opened_by_if_lists_consider_check_or_a_trailing_if_are_hypotheses():
+    got = _kinds(
+        r"If $m=4, n=4$, and $p=3$, the perimeter is $32$. First consider $m=6, n=2, p=1$: the perimeter is $30$. "
+        r"Now we check $x=4$ and see that $y = 9$. The graph is two lines if $A>25$. If $n$ is odd and $n<1006$, then $n \mid 12$. "
+        r"Consider $\frac{a}{b} + c_{n+1}$ and later $p = q + r$."
+    )
+    for hyp in ("p=3", "m=6, n=2, p=1", "x=4", "A>25", "n<1006"):
+        assert got[hyp] in ("case_hypothesis", "definition"), hyp
+    assert got["y = 9"] is None and got[r"\frac{a}{b} + c_{n+1}"] is None and got["p = q + r"] is None
+
+
+def test_enumerations_case_prefixes_row_fragments_and_glued_subjects_are_junk():
+    cases = {
+        r"n \equiv 0,1, \ldots, 6(\bmod 7)": "index_range",
+        r"\Delta_{j}, j=1,2, \ldots, 2009": "index_range",
+        r"\lambda_1, \ldots, \lambda_n": "index_range",
+        r"\left(e_1, \ldots, e_n\right)": "index_range",
+        r"b_i \leq a_i, i=1,2,\ldots,k": "index_range",
+        r"b=3: \quad a^{3}-9 a^{2}+28=0": "case_prefix",
+        r"\mathrm{D}+\mathrm{E}=11: \underline{\mathrm{D}} \underline{\mathrm{E}}=29": "case_prefix",
+        r"\cdot[\mathbb{Q}(\sqrt{2}): \mathbb{Q}]": "leading_operator",
+        r"\mapsto \frac{x}{2}": "leading_operator",
+        r"q \equiv 3 \bmod 4, q": "trailing_subject",
+        r"\theta=150^{\circ}, \sin \theta": "trailing_subject",
+        r"\sum_{i<j} x_{i} x_{j} \geqslant": "trailing_operator",
+        "\\begin{alignat*}{2} f(1)&=a+b+c&&=1, \\\\ f(2)&=4a+2b+c&&=12 \\end{alignat*}": "table",
+    }
+    for text, reason in cases.items():
+        assert junk_reason(text) == reason, text
+    for keep in (r"x = 1, 2", r"f: X \to Y", r"\{x=1 : x>0\}", "a:b = 2:3", "x=2, y=3", r"a, b \in G", r"-x + 1 = 0"):
+        assert junk_reason(keep) is None, keep
+
+
+def test_a_lone_symbol_in_a_font_is_context():
+    from mrtasks.curate.heuristic.ranking import _minor
+
+    assert _minor(r"\mathcal{V}_{*}", "math") and _minor(r"\mathcal{D}_{\mathrm{L}}", "math") and _minor(r"\mathcal{F}_{8}", "math")
+    assert not _minor(r"\mathcal{D}=\mathcal{F}", "math")
 
 
 def test_connective_text_and_justifications_are_trimmed_from_a_formula():

@@ -8,6 +8,7 @@ from mrtasks.curate.annotator_bench import DEFAULT_FIXTURE, evaluate, formula_ma
 from mrtasks.curate.heuristic import HeuristicAnnotator
 from mrtasks.curate.pipeline import PipelineConfig, run_pipeline
 from mrtasks.curate.quality import (
+    baseline_sample,
     copied_from_problem,
     fill_answers_from_box,
     last_boxed,
@@ -57,6 +58,23 @@ def test_sample_build_has_no_junk_masks_and_no_visible_boxed_answer():
     assert 0 <= ec["calculator"]["solved"] <= ec["calculator"]["located"] <= 1
     assert set(ec["calculator_by_type"]) == set(ec["error_types"])
     json.dumps(q)  # goes into build_stats.json
+
+
+def test_costly_baselines_run_on_a_seeded_sample_and_say_how_many_rows(monkeypatch):
+    rows = [{"id": k} for k in range(10)]
+    assert baseline_sample(rows, 0, "x", size=10) is None and baseline_sample(rows, 0, "x", size=None) is None
+    picked = baseline_sample(rows, 0, "x", size=4)
+    assert len(picked) == 4 and picked == baseline_sample(rows, 0, "x", size=4) and picked <= {id(r) for r in rows}
+    monkeypatch.setattr("mrtasks.curate.quality.BASELINE_ROWS", 3)
+    from mrtasks.curate.quality import quality_figures, quality_section
+
+    result = run_pipeline(PipelineConfig(progress=False), HeuristicAnnotator())
+    q = quality_figures(result)
+    steps, ec = q["step_reordering"]["all"], q["error_correction"]["all"]
+    assert steps["rows"] > 3 and steps["baseline_rows"] == 3 and ec["error_rows"] > 3 and ec["calculator_rows"] == 3
+    assert sum(f["baseline_rows"] for s, f in q["step_reordering"].items() if s != "all") == 3
+    assert ec["error_rows"] == sum(ec["error_types"].values())  # kinds are counted on every error row
+    assert f"({steps['baseline_rows']})" in quality_section(q) and "at most 3 rows per config" in quality_section(q)
 
 
 def test_formula_matching_of_the_benchmark():

@@ -101,6 +101,25 @@ def test_pool_kills_and_replaces_a_worker_that_overruns():
         pool.close()
 
 
+def test_prestart_spawns_workers_without_waiting_and_map_uses_them():
+    """The build spawns its checker workers first thing (their sympy start overlaps the build's own
+    work); the first map waits for them and spawns no more."""
+    pool = TimedPool(workers=1, timeout=5.0)
+    try:
+        start = time.perf_counter()
+        pool.prestart()
+        assert time.perf_counter() - start < 0.5 and len(pool._workers) == 1 and not pool._workers[0].ready
+        first = pool._workers[0].process.pid
+        pool.prestart()  # idempotent
+        assert pool.map(echo_after, [(0.0, "a"), (0.0, "b")], default="timeout") == ["a", "b"]
+        assert [w.process.pid for w in pool._workers] == [first] and pool.stats.restarts == 0
+    finally:
+        pool.close()
+    inline = TimedPool(workers=0)
+    inline.prestart()
+    assert inline._workers == [] and inline.map(echo_after, [(0.0, "c")], default=None) == ["c"]
+
+
 # --- issue 8: one odd row never aborts a batch; the fallback slices any column type ----------
 
 ODD = ["3²", ".", "0x", "1\u00a02", "x⁴+1", "٣", "\u200b", "½", "0x1g", "1e309", "\\frac{.}{.}", "2^{.}"]

@@ -230,6 +230,25 @@ def test_a_formula_listed_with_its_copies_is_masked_at_every_copy_and_counted_on
     assert make_masked_then_fill(once, config=MaskedThenFillConfig(num_masks=2, min_formulas=4))["masks"] == ["a^2 = b + 1", "c = 2"]
 
 
+def test_the_final_answer_is_always_masked_or_the_row_is_not_eligible():
+    """Any annotator, any selection: the last box's content is among the masks when it is listed;
+    when it is not, a row that would show it is a counted drop (`visible_boxed_answer`)."""
+    sol = "".join(f"Then $v_{k} = {k}$. " for k in range(8)) + r"So $\boxed{42}$."
+    spans = math_spans(sol)  # 8 formulas, then the box's `$\boxed{42}$` span
+    box = sol.index("42")
+    answer = Formula("42", box, box + 2)
+    listed_last = Trajectory("r", "s", "computation", "p", sol, formulas=[*spans[:8], answer])
+    for selection in ("importance", "random"):
+        row = make_masked_then_fill(listed_last, config=MaskedThenFillConfig(num_masks=3, selection=selection))
+        assert "42" in row["masks"] and len(row["masks"]) == 3 and "\\boxed{<formula_masked>}" in row["masked_solution"]
+    unlisted = Trajectory("r", "s", "computation", "p", sol, formulas=spans[:8])
+    with pytest.raises(NotEligible, match="visible_boxed_answer"):
+        make_masked_then_fill(unlisted, config=MaskedThenFillConfig(num_masks=3))
+    no_box = sol.replace(r"So $\boxed{42}$.", "So it is 42.")
+    assert make_masked_then_fill(Trajectory("r", "s", "computation", "p", no_box, formulas=spans[:8]),
+                                 config=MaskedThenFillConfig(num_masks=3))["masks"] == ["v_0 = 0", "v_1 = 1", "v_2 = 2"]
+
+
 def test_a_step_reordering_prompt_over_the_length_limit_is_a_counted_drop():
     steps = [f"Step text number {k} " + "x" * 300 for k in range(25)]
     t = Trajectory("t", "s", "proof", "p", " ".join(steps), steps=steps)

@@ -112,6 +112,15 @@ class TimedPool:
                     raise RuntimeError("a reward worker died while starting") from exc
             waiting = [w for w in self._workers if not w.ready]
 
+    def prestart(self) -> None:
+        """Spawn the workers now without waiting for them: their interpreter start (sympy's import,
+        about 2 s) overlaps the caller's own work, and the first `map` waits only for what is left."""
+        if self.num_workers <= 0:
+            return
+        with self._lock:
+            while len(self._workers) < self.num_workers:
+                self._workers.append(self._spawn())
+
     def start(self) -> None:
         """Start the workers now (otherwise the first `map` does) and wait until they are up."""
         with self._lock:

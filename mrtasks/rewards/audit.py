@@ -72,6 +72,9 @@ class Policy:
     edited position (`scored` narrowed to it) for per-position policies. None: every row as is."""
     not_above: str | None = None
     """Another policy of the task whose mean, on this policy's rows, this one must not exceed."""
+    family: bool = False
+    """An integrity family (decorations, near misses, braces, approximations): the dataset card
+    scores it on a smaller seeded sample (`FAMILY_ROWS`); the audit CLI on every row."""
 
 
 # --- formula surgery (pure string work; used by the policies) --------------------------------
@@ -443,7 +446,7 @@ def _fill_policy(
             return [{**row, "scored": [_rng(name, row, -1).choice(hits)]}] if hits else []
         return [row] if hits else []
 
-    return Policy(name, description, lambda row: boxed(_fills(name, row, write)), target=target, applies=applies, **kw)
+    return Policy(name, description, lambda row: boxed(_fills(name, row, write)), target=target, applies=applies, family=True, **kw)
 
 
 def _decorated_edit(group: str, wrong: bool) -> Edit:
@@ -678,6 +681,7 @@ POLICIES: dict[str, list[Policy]] = {
             correction_decorated_right,
             target=(">=", 0.95),
             applies=_formula_error_rows,
+            family=True,
         ),
         Policy(
             "decorated_copied_back",
@@ -686,6 +690,7 @@ POLICIES: dict[str, list[Policy]] = {
             target=("<=", 0.10),
             applies=_formula_error_rows,
             not_above="copied_back",
+            family=True,
         ),
         Policy(
             "braces_toggled",
@@ -693,6 +698,7 @@ POLICIES: dict[str, list[Policy]] = {
             correction_braces,
             target=(">=", 0.97),
             applies=_correction_braces_rows,
+            family=True,
         ),
     ],
     OUTCOME: [
@@ -715,14 +721,17 @@ POLICIES: dict[str, list[Policy]] = {
             outcome_decorated_wrong,
             target=("<=", 0.10),
             not_above="wrong_answer",
+            family=True,
         ),
-        Policy("decorated_right", "the answer + a decoration (family per row)", outcome_decorated_right, target=(">=", 0.95)),
+        Policy("decorated_right", "the answer + a decoration (family per row)", outcome_decorated_right, target=(">=", 0.95),
+               family=True),
         Policy(
             "coarse_approximation",
             "numeric answers: `\\approx d`, 2 significant digits of a value 1.5% off",
             outcome_coarse,
             target=("<=", 0.05),
             applies=_rows_where(lambda r: coarse(_answer(r), _rng("coarse", r))),
+            family=True,
         ),
         Policy(
             "irrational_digits",
@@ -730,6 +739,7 @@ POLICIES: dict[str, list[Policy]] = {
             outcome_irrational,
             target=("<=", 0.05),
             applies=_rows_where(lambda r: irrational(_answer(r))),
+            family=True,
         ),
         Policy(
             "braces_toggled",
@@ -737,6 +747,7 @@ POLICIES: dict[str, list[Policy]] = {
             outcome_braces,
             target=(">=", 0.97),
             applies=_rows_where(lambda r: _toggled(_answer(r))),
+            family=True,
         ),
     ],
 }
@@ -779,9 +790,17 @@ def policies_for(task: str) -> list[Policy]:
     return POLICIES.get(task) or [Policy("reference", "the row's reference answer", reference, target=ONE)]
 
 
-def policy_rows(policy: Policy, rows: list[Row]) -> list[Row]:
-    """The rows `policy` is scored on (`Policy.applies`)."""
-    return list(rows) if policy.applies is None else [r for row in rows for r in policy.applies(row)]
+def policy_rows(policy: Policy, rows: list[Row], limit: int | None = None) -> list[Row]:
+    """The rows `policy` is scored on (`Policy.applies`): the first `limit` of them in the order
+    of `rows` when a limit is given."""
+    if limit is None:
+        return list(rows) if policy.applies is None else [r for row in rows for r in policy.applies(row)]
+    out: list[Row] = []
+    for row in rows:
+        if len(out) >= limit:
+            break
+        out.extend([row] if policy.applies is None else policy.applies(row))
+    return out[:limit]
 
 
 def score_rows(task: str, rows: list[Row], policy: Policy, reward_name: str | None = None) -> list[float | None]:
@@ -799,12 +818,23 @@ def _mean(scores: list[float | None]) -> float:
     return statistics.fmean(values) if values else 0.0
 
 
-def audit_rows(task: str, rows: list[Row], reward_name: str | None = None) -> list[AuditResult]:
+def audit_rows(
+    task: str, rows: list[Row], reward_name: str | None = None, family_rows: int | None = None, seed: int = 0
+) -> list[AuditResult]:
+    """Every policy of `task` on `rows`. With `family_rows`, each integrity family (`Policy.family`)
+    is scored on the first `family_rows` rows it applies to, in one seeded order of `rows` per
+    task (so the families share rows where they apply, and `not_above` compares on the same rows)."""
     out = []
     policies = {p.name: p for p in policies_for(task)}
     plain: dict[str, dict[int, float | None]] = {}  # per-row scores of policies scored on every row as is
+    ranked = list(rows)
+    if family_rows is not None:
+        random.Random(f"{seed}:audit-families:{task}").shuffle(ranked)
     for policy in policies.values():
-        scored_rows = policy_rows(policy, rows)
+        if policy.family and family_rows is not None:
+            scored_rows = policy_rows(policy, ranked, family_rows)
+        else:
+            scored_rows = policy_rows(policy, rows)
         scores = score_rows(task, scored_rows, policy, reward_name) if scored_rows else []
         values = [s for s in scores if s is not None]
         mean = _mean(scores)
@@ -848,9 +878,21 @@ def run_audit(dataset: str | Path, tasks: Sequence[str] | None = None, splits: S
     return results
 
 
-def audit_build(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 200, seed: int = 0) -> list[AuditResult]:
+CARD_ROWS = 200
+"""Rows per task the dataset card's audit scores (a seeded sample of the build)."""
+FAMILY_ROWS = 50
+"""Of those, rows each integrity family is scored on in the card (the families are most of the
+audit's time: about 1 s per Masked-Then-Fill family on 200 rows). `python -m mrtasks.rewards.audit`
+scores every family on every row."""
+
+
+def audit_build(
+    rows: dict[str, dict[str, list[Row]]], max_rows: int | None = CARD_ROWS, seed: int = 0,
+    family_rows: int | None = FAMILY_ROWS,
+) -> list[AuditResult]:  # fmt: skip
     """Audit a build in memory (`PipelineResult.rows`: config -> split -> rows), every registered
-    task over all its splits; at most `max_rows` rows per task (a seeded sample) to bound the time."""
+    task over all its splits; at most `max_rows` rows per task (a seeded sample) to bound the time,
+    and each integrity family on at most `family_rows` of them (`audit_rows`)."""
 
     results = []
     for task in list_tasks():
@@ -859,16 +901,24 @@ def audit_build(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 20
             continue
         if max_rows is not None and len(task_rows) > max_rows:
             task_rows = random.Random(f"{seed}:audit:{task}").sample(task_rows, max_rows)
-        results.extend(audit_rows(task, task_rows, get_task(task).reward))
+        results.extend(audit_rows(task, task_rows, get_task(task).reward, family_rows, seed))
     return results
 
 
-def card_section(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = 200, seed: int = 0) -> str:
+def card_section(
+    rows: dict[str, dict[str, list[Row]]], max_rows: int | None = CARD_ROWS, seed: int = 0,
+    family_rows: int | None = FAMILY_ROWS,
+) -> str:  # fmt: skip
     """The dataset card's "How hard is it to game these rewards?" table, with how it was made."""
-    results = audit_build(rows, max_rows, seed)
+    results = audit_build(rows, max_rows, seed, family_rows)
     if not results:
         return "(no task rows)"
     sample = f"at most {max_rows} rows per task (a seeded sample), " if max_rows else ""
+    if family_rows is not None:
+        sample += (
+            f"each integrity family (decorations, near misses, braces, approximations) on the first {family_rows} "
+            "of those it applies to (in a seeded order), "
+        )
     return (
         f"Mean reward of each policy, {sample}scored with each task's own reward at its "
         'default options (Masked-Then-Fill: `partial_credit="undecided"`; the truncated-think case '

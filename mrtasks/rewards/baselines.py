@@ -20,6 +20,7 @@ dataset card reports them next to the surface-cue and random baselines.
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 
@@ -58,6 +59,7 @@ def _clean_numbers(text: str) -> str:
     return _FRAC.sub(lambda m: f"{m.group(1)}#{m.group(2)}", text)  # one number; `20/4` stays two
 
 
+@functools.lru_cache(maxsize=65_536)
 def _canonical(token: str) -> str:
     try:
         return str(Fraction(token.replace("#", "/")))
@@ -65,13 +67,14 @@ def _canonical(token: str) -> str:
         return token
 
 
-def step_numbers(step: str) -> tuple[set[str], set[str]]:
+@functools.lru_cache(maxsize=65_536)
+def step_numbers(step: str) -> tuple[frozenset[str], frozenset[str]]:
     """(numbers the step computes, numbers it uses), as canonical strings (`1,200` is `1200`,
-    `\\frac{3}{4}` is `3/4`)."""
+    `\\frac{3}{4}` is `3/4`). Cached: the card's audit and the quality figures read the same steps."""
     text = _clean_numbers(step)
     produced_at = {m.start(1): m.group(1) for m in _RESULT.finditer(text)}
-    produced = {_canonical(t) for t in produced_at.values()}
-    used = {_canonical(m.group(1)) for m in _NUM.finditer(text) if m.start(1) not in produced_at}
+    produced = frozenset(_canonical(t) for t in produced_at.values())
+    used = frozenset(_canonical(m.group(1)) for m in _NUM.finditer(text) if m.start(1) not in produced_at)
     return produced, used - produced
 
 
@@ -121,7 +124,12 @@ def formula_candidates(step: str) -> list[str]:
     """Formulas a calculator can check in one step: the pieces of its math spans (cut at `\\quad`,
     `\\text{..}`, `\\implies`, `;`, line breaks) and plain-text arithmetic chains (`3*150=$450`,
     `2 grams + 3 grams = 5 grams`), in order of appearance, without repeats."""
-    step = step[:MAX_STEP_CHARS]
+    return list(_formula_candidates(step[:MAX_STEP_CHARS]))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _formula_candidates(step: str) -> tuple[str, ...]:
+    """`formula_candidates`, cached: the quality figures and the card's audit read the same steps."""
     found: list[tuple[int, str]] = []
     for m in _MATH_SPAN.finditer(step):
         span = next(g for g in m.groups() if g is not None)
@@ -136,7 +144,7 @@ def formula_candidates(step: str) -> list[str]:
     for m in _TEXT_CHAIN.finditer(step):
         if not _CUT_OPERAND.search(step[: m.start()]):  # not the tail of a longer expression (`3*m + 10 = 220`)
             found.append((m.start(), m.group(0).strip().rstrip(".,")))
-    return list(dict.fromkeys(text for _, text in sorted(found, key=lambda p: p[0])))
+    return tuple(dict.fromkeys(text for _, text in sorted(found, key=lambda p: p[0])))
 
 
 def _split_commas(piece: str, depths: list[int]) -> list[str]:

@@ -10,6 +10,7 @@ true on its own), and the audit's calculator reads formulas with the same rules.
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 
@@ -115,13 +116,20 @@ def replace_number(member: str, v: Value, allow_fraction: bool = True) -> str | 
 def link_truths(formula: str) -> list[bool | None]:
     """For each relation of the chain: does it hold between its two members (None when a member
     is not constant or cannot be read)?"""
+    return list(_link_truths(formula))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _link_truths(formula: str) -> tuple[bool | None, ...]:
+    """`link_truths`, cached: task construction, the calculator baseline and the audit ask about
+    the same formulas."""
     spans, rels = members(formula)
     out = []
     for (a, b), (c, d), rel in zip(spans, spans[1:], rels):
         left, right = clean(formula[a:b]), clean(formula[c:d])
         constant = left and right and not _VARIABLE.search(_COMMAND.sub("", left + right))
         out.append(numeric_truth(f"{left} {rel} {right}") if constant else None)  # the checker only for constants
-    return out
+    return tuple(out)
 
 
 def false_on_its_own(formula: str) -> bool:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mrtasks.mathcheck import last_boxed
+from mrtasks.mathcheck.latex import closing_brace
 from mrtasks.prompts import masked_then_fill_messages
 from mrtasks.tasks.base import NotEligible, rng_for
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
@@ -62,13 +65,47 @@ def formula_groups(formulas: list[Formula]) -> list[list[Formula]]:
     return list(groups.values())
 
 
+_TOKEN = re.compile(r"[^\s$]+")
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def box_contents(text: str) -> list[str]:
+    """The contents of every closed `\\boxed{...}` / `\\fbox{...}` in text (nested braces matched)
+    and of `\\boxed 5` (the next token)."""
+    out = []
+    for cmd in ("\\boxed", "\\fbox"):
+        i = text.find(cmd)
+        while i >= 0:
+            k = i + len(cmd)
+            while k < len(text) and text[k] in " \t":
+                k += 1
+            if k < len(text) and text[k] == "{" and (end := closing_brace(text, k)) >= 0:
+                out.append(text[k + 1 : end])
+            elif k > i + len(cmd) and (m := _TOKEN.match(text, k)):  # `\\boxed 5`
+                out.append(m.group(0))
+            i = text.find(cmd, i + len(cmd))
+    return out
+
+
+def shows_final_answer(masked: str, solution: str) -> bool:
+    """Does the masked solution still show the solution's final answer (its last box's content) in a box?"""
+    final = last_boxed(solution)
+    return bool(final) and any(_squash(b) == _squash(final) for b in box_contents(masked))
+
+
 def make_masked_then_fill(
     traj: Trajectory, seed: int = 0, config: MaskedThenFillConfig = MaskedThenFillConfig()
 ) -> Row:
     """Build one Masked-Then-Fill row; raises NotEligible when there are too few formulas.
 
     Formulas are counted and chosen by distinct text (`formula_groups`); a chosen formula is
-    masked at every copy the annotator listed, so `masks` may repeat a text.
+    masked at every copy the annotator listed, so `masks` may repeat a text. The final answer (the
+    last box's content) is always among the chosen when the annotator lists it, and a row whose
+    masked solution would still show it in a box is not eligible (`visible_boxed_answer`): the
+    answer would give the masks away.
     """
     groups = formula_groups(traj.formulas)
     if len(groups) < config.min_formulas:
@@ -79,8 +116,14 @@ def make_masked_then_fill(
         picked = groups[:k]
     else:
         picked = rng.sample(groups, k)
+    final = last_boxed(traj.solution)
+    answer = next((g for g in groups if final and _squash(g[0].text) == _squash(final)), None)
+    if answer is not None and answer not in picked:
+        picked = [*picked[: k - 1], answer]  # the answer takes the last (lowest-ranked) pick's place
     chosen = sorted((f for group in picked for f in group), key=lambda f: f.start)
     masked = mask_solution(traj.solution, chosen)
+    if final and shows_final_answer(masked, traj.solution):
+        raise NotEligible("visible_boxed_answer", final[:80])
     scored = list(range(len(chosen)))
     if config.num_scored is not None and config.num_scored < len(chosen):
         scored = sorted(rng.sample(scored, config.num_scored))

@@ -27,8 +27,14 @@ from mrtasks.curate.heuristic.spans import math_spans
 
 BOOKKEEPING = ("case_label", "case_hypothesis", "definition", "quantifier_range", "table_cell")
 
-_HYPOTHESIS_WORD = re.compile(r"\b(?:if|when|whenever|case|unless|try|trying|test|testing)\b")
-_DEFINITION_WORD = re.compile(r"\b(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick)\b")
+_HYPOTHESIS_WORD = re.compile(
+    r"\b(?:if|when|whenever|case|unless|try|trying|test|testing|check|checking|consider|considering|plug|plugging|"
+    r"substitute|substituting)\b"
+)
+_DEFINITION_WORD = re.compile(
+    r"\b(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick|exists?|consider|label|call|say|"
+    r"there\s+(?:is|are))\b"
+)
 _CLAIM_WORD = re.compile(r"claim|lemma|proposition|observation|prove|show|suffices|remains")
 _ASSUMED_WORD = re.compile(r"suppos|assum|such|satisfying|provided")
 
@@ -40,21 +46,46 @@ _AFTER_LABEL = re.compile(r"\s*(?:\$|\\\))?\s*(?:[:.)]|\*\*|\n|$)")
 _HYPOTHESIS = re.compile(
     r"(?:(?:^|[,;:(]|\band\b|\bthen\b|\bM\b)\s*(?:(?:now|next|finally|first|second|similarly|also|otherwise|and|but)[ ,]+)*"
     r"(?:(?:if|when|whenever)(?:\s+(?:we|it|you|one|were|was|is|to|have|had|has|get|assume|take|let|set|put|only)){0,4}"
-    r"|in\s+(?:the\s+)?case(?:\s+(?:that|where|of))?|for\s+the\s+case(?:\s+(?:that|where|of))?|unless)"
-    r"|\b(?:try|trying|test|testing)(?:\s+(?:the\s+)?(?:value|values|case))?)"
-    r"\s+(?:M\s+(?:(?:and|or)\s+)?)*$",
+    r"|in\s+(?:the\s+)?case(?:\s+(?:that|where|of))?|for\s+the\s+case(?:\s+(?:that|where|of))?|the\s+case|unless)"
+    r"|\b(?:try|trying|test|testing|check|checking|consider|considering|plug|plugging|substitute|substituting)"
+    r"(?:\s+(?:in|the|value|values|case|cases|candidate))*)"
+    r"\s+(?:M(?:\s+(?:is|are)(?:\s+\w+){1,2})?\s*,?\s+(?:(?:and|or)(?:\s+|$))?)*$",
     re.IGNORECASE,
 )
 _DEFINITION = re.compile(
-    r"(?<![\w-])(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick)\b"
+    r"(?<![\w-])(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick|exists?|consider|label|call|"
+    r"say|there\s+(?:is|are))\b"
     r"(?:(?!\b(?:then|so|hence|thus|we|have|get|gives?|yields?|implies|therefore|later)\b)[^.;]){0,60}$",
     re.IGNORECASE,
 )
-_ONE_SYMBOL = r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?[\w,]+\}?)?(?:'|\^\{?\\prime\}?)*"
+_FONT = r"\\(?:math(?:cal|bb|bf|frak|scr|rm|sf|it)|bm|boldsymbol|vec|bar|hat|tilde|overline|widehat|widetilde|dot)"
+_ONE_SYMBOL = (
+    rf"(?:{_FONT}\s*\{{\s*\\?[A-Za-z]+\s*\}}|\\[A-Za-z]+|[A-Za-z])"
+    r"(?:_(?:\{(?:[\w,]|\\math[a-z]+\{\w+\}|\\[A-Za-z]+)+\}|\\[A-Za-z]+|\w))?(?:'|\^\{?(?:\\prime|\*|\\ast)\}?)*"
+)
 _SYMBOL = re.compile(rf"\s*{_ONE_SYMBOL}(?:\([a-z, ]*\))?\s*")
-_SYMBOLS = re.compile(rf"\s*{_ONE_SYMBOL}(?:\s*,\s*{_ONE_SYMBOL})*\s*")
+_SYMBOLS = re.compile(rf"\s*{_ONE_SYMBOL}(?:\([a-z, ]*\))?(?:\s*,\s*{_ONE_SYMBOL}(?:\([a-z, ]*\))?)*\s*")
 _RELATION_SPLIT = re.compile(r":=|\\coloneqq|=|\\equiv(?![A-Za-z])")
-_BASE = re.compile(r"\\?[A-Za-z]+")
+_BOUND_REL = r"(?:<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|lt|gt|neq|ne)(?![A-Za-z]))"
+_BOUND = rf"\s*(?:-?\d+(?:\.\d+)?|{_ONE_SYMBOL}(?:\s*[-+]\s*\d+)?)\s*"
+_DECLARED = re.compile(rf"{_SYMBOLS.pattern}{_BOUND_REL}{_BOUND}")
+"""Symbols bounded by a number or a symbol: `\\varepsilon>0`, `n, m > N`, `\\delta > 0`."""
+_RANGE = re.compile(
+    rf"(?:{_BOUND}{_BOUND_REL})?{_SYMBOLS.pattern}{_BOUND_REL}{_BOUND}(?:,{_BOUND})*"
+    rf"|\(?[^=<>$]{{1,12}}?\)?\s*\\equiv(?![A-Za-z])[^=<>$]{{1,30}}"
+    rf"|{_SYMBOLS.pattern}\\in\s*\\mathbb\s*\{{[A-Z]\}}(?:_\{{?[^{{}}]{{1,6}}\}}?|\^\{{?[^{{}}]{{1,3}}\}}?)*\s*"
+)
+"""A range of indices: `1 \\leq j \\leq 2008`, `\\beta \\neq \\alpha`, `n, m > N`, `n \\in \\mathbb{Z}_{+}`."""
+_RANGE_BEFORE = re.compile(
+    r"\b(?:for(?:\s+(?:all|every|each|any|some))?|with|(?<!only )if|whenever|check|checking|test|testing)\s*$", re.IGNORECASE
+)
+_FROM = re.compile(r"\bfrom\s*$|\bfrom\s+M\s+(?:to|until|through)\s*$", re.IGNORECASE)
+_TO_AFTER = re.compile(r"\s*(?:\$|\\\))?\s*(?:to|until|through)\b")
+_TRIAL_VERB = re.compile(r"\b(?:check|checking|consider|considering|plug|plugging|substitute|substituting)\b[\w ]*$")
+_A_RELATION = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|lt|gt|leqslant|geqslant)(?![A-Za-z])")
+_IF_AFTER_ANY = re.compile(r"(?<!\bonly)\s+if\s*$", re.IGNORECASE)
+_ASSIGNMENT = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?[\w.]+\s*")
+_BASE = re.compile(rf"{_FONT}\s*\{{\s*\\?[A-Za-z]+\s*\}}|\\?[A-Za-z]+")
 _MEMBERSHIP = re.compile(r"\\(?:in|subset|subseteq|subsetneq)(?![A-Za-z])")
 _DEFINES = re.compile(r":=|\\coloneqq(?![A-Za-z])|\\stackrel\{\\(?:text|mathrm)\{def\}\}\{=\}|\\overset\{\\(?:text|mathrm)\{def\}\}\{=\}")
 _QUANTIFIER = re.compile(
@@ -103,7 +134,7 @@ def _clause(solution: str, start: int) -> str:
     a = max(0, start - 160)
     text = solution[a:start].rstrip()
     if text.endswith(("$", "\\(", "\\[", "}")):
-        text = _MATH_OPEN.sub("", text)
+        text = _MATH_OPEN.sub("", text).rstrip() + " "  # `we define\n\n$$\n`: the words, not the blank line
     ends = [m.end() for m in _SENTENCE_END.finditer(text)]
     if ends:
         text = text[ends[-1] :]
@@ -111,12 +142,15 @@ def _clause(solution: str, start: int) -> str:
 
 
 def _new_symbol_defined(solution: str, start: int, end: int, known: str) -> bool:
-    """One side of the formula's relation is a single symbol that neither the problem (`known`)
-    nor the text before it has used; or the formula declares symbols (`a, b \\in G`)."""
+    """The first or last member of the formula's chain is a single symbol that neither the problem
+    (`known`) nor the text before it has used (`Let $x = 2a = k$`); or the formula declares symbols
+    (`a, b \\in G`, `f(x), g(x) \\in \\mathbb{Q}[x]`) or bounds them (`\\varepsilon>0`, `n, m > N`)."""
     text = solution[start:end]
-    parts = _RELATION_SPLIT.split(text, maxsplit=1)
-    if len(parts) == 2:
-        names = [side.strip() for side in parts if _SYMBOL.fullmatch(side)]
+    if _DECLARED.fullmatch(text):
+        return True  # `Let $\\varepsilon>0$ be given`, `there exists $m \\geq 0$`: a declaration, new or not
+    parts = _RELATION_SPLIT.split(text)
+    if len(parts) >= 2:
+        names = [side.strip() for side in (parts[0], parts[-1]) if _SYMBOL.fullmatch(side)]
     else:
         parts = _MEMBERSHIP.split(text, maxsplit=1)  # `Let $a, b \\in G$`, `$S \\subset Q$`: declared
         return len(parts) == 2 and bool(_SYMBOLS.fullmatch(parts[0]))
@@ -144,9 +178,28 @@ def _used(name: str, math: str) -> bool:
     return False
 
 
+_NAMING = re.compile(
+    r"(?:\b(?:denote|define|putting|setting|say|label|write|where)|\btake(?:\s+e\.g\.)?)"
+    r"(?:\s+M\s*,?(?:\s+and)?)*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _names_symbols(text: str) -> bool:
+    """The formula gives a name a value: `a = \\frac{n+m}{2}`, `F_\\alpha=F, G_\\alpha=G`, `\\varphi(N) = N'`."""
+    items = [i for i in re.split(r",\s*(?![^{}()]*[})])", text) if i.strip() and not i.strip().startswith("\\forall")]
+    return bool(items) and all(
+        len(parts := _RELATION_SPLIT.split(item, maxsplit=1)) == 2 and _SYMBOL.fullmatch(parts[0]) for item in items
+    )
+
+
 def _one_relation(text: str) -> bool:
-    """A short formula without a top-level comma: a condition, not a condition with its result."""
-    return len(re.sub(r"\s|\\[,;!]", "", text)) <= 40 and "," not in re.sub(r"\{[^{}]*\}|\([^()]*\)", "", text)
+    """A short formula without a top-level comma (a condition, not a condition with its result), or
+    a list of values given to symbols (`m=6, n=2, p=1`)."""
+    if len(re.sub(r"\s|\\[,;!]", "", text)) > 40:
+        return False
+    top = re.sub(r"\{[^{}]*\}|\([^()]*\)", "", text)
+    return "," not in top or all(_ASSIGNMENT.fullmatch(item) for item in text.split(","))
 
 
 def role(solution: str, start: int, end: int, known: str = "") -> str | None:
@@ -163,12 +216,28 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     if "case" in low[-40:] and _CASE_LABEL.search(tail[-40:]) and _AFTER_LABEL.match(solution, end):
         return "case_label"
     if _HYPOTHESIS_WORD.search(low[-70:]) and _HYPOTHESIS.search(tail[-70:]) and _one_relation(solution[start:end]):
-        return "case_hypothesis"
+        if _A_RELATION.search(solution, start, end) or not _TRIAL_VERB.search(low[-60:]):
+            return "case_hypothesis"  # `consider`/`check`/`substitute` open a case only with a relation
     if _DEFINITION_WORD.search(low) and _DEFINITION.search(tail) and _new_symbol_defined(solution, start, end, known):
         return "definition"
+    if _NAMING.search(tail[-40:]) and _names_symbols(solution[start:end]):
+        return "definition"  # `where $a = \\frac{n+m}{2}$`, `putting $h' = g^{-1} h g$`: named here, used before or not
+    formula = solution[start:end]
+    if _IF_AFTER_ANY.search(tail[-20:]) and _one_relation(formula):
+        return "case_hypothesis"  # `parallel lines if $A>25$`: the condition after the claim
+    between = _FROM.search(tail[-24:])
+    if (_RANGE_BEFORE.search(tail[-20:]) and _RANGE.fullmatch(formula)) or (
+        between and ("M" in between.group(0) or _TO_AFTER.match(solution, end, end + 16))
+    ):
+        return "quantifier_range"  # `for $1 \\leq j \\leq 2008$`, `with $n \\neq 0$`, `from $n=a$ until $n=b$`
     if "for " in low[-50:]:
         size = len(re.sub(r"\s|\\[,;!]", "", solution[start:end]))
-        if (_QUANTIFIER.search(tail[-50:]) and size <= 16) or (_BARE_FOR.search(tail[-12:]) and size <= 10):
+        declared = _DECLARED.fullmatch(solution[start:end]) or bool(
+            len(parts := _MEMBERSHIP.split(solution[start:end], maxsplit=1)) == 2 and _SYMBOLS.fullmatch(parts[0])
+        )
+        if (_QUANTIFIER.search(tail[-50:]) and (size <= 16 or (declared and size <= 30))) or (
+            _BARE_FOR.search(tail[-12:]) and size <= 10
+        ):
             return "quantifier_range"
     if _derived(tail):
         return "derived"

@@ -12,7 +12,10 @@ Policy: junk is never maskable and does not count towards `--min-formulas`. By f
   a table row `306-6 & =300, & & 6^{2} \\nmid 300`);
 - bookkeeping: a table (an `array` or `tabular` that is the whole formula, not a matrix in
   `\\left( \\right)`; one with ruled columns `{c|c}`; any `\\hline`), an index range
-  (`k=1,\\dots,m`, `s = 0, 1, \\ldots, n`, `1 \\le i \\le n`), a reference label (`(i')`, `(*)`, `(2)`).
+  (`k=1,\\dots,m`, `s = 0, 1, \\ldots, n`, `1 \\le i \\le n`, `n \\equiv 0, 1, \\ldots, 6 \\pmod 7`, a family with
+  its range `\\Delta_j, j=1, \\ldots, n`), a reference label (`(i')`, `(*)`, `(2)`), a case label opening the
+  formula (`b=3: \\quad a^3 - 9a^2 + 28 = 0`);
+- a row cut from its start: a leading binary operator (`\\cdot [K : F]`, `\\mapsto f(x)`).
 
 Bookkeeping that only its context shows (case labels and hypotheses, notation definitions,
 quantifier ranges) is `context.role`'s; alignment rows `A &= B` are cut to `B` by `candidates`.
@@ -38,7 +41,7 @@ _LEADING_RELATION = re.compile(
     r"Leftrightarrow|to|lt|gt)(?![A-Za-z]))"
 )
 _TRAILING_OPERATOR = re.compile(
-    r"(?:[=<>+\-*/^_(\[]|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
+    r"(?:[=<>+\-*/^_(\[]|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
     r"Leftrightarrow|to|cdot|times|div|pm|mp|lt|gt|left[(\[|.]?|frac|sqrt|in|subset|subseteq|cup|cap)(?![A-Za-z]))\s*$"
 )
 _LONE_COMMAND = re.compile(r"\(?\\[A-Za-z]+\)?")  # `\\Rightarrow`, `(\\Leftarrow)`, `\\infty`
@@ -47,8 +50,33 @@ _RIGHT = re.compile(r"\\right(?![A-Za-z])")
 JUNK_REASONS: tuple[str, ...] = (
     "too_short", "bare_number_or_unit", "text_only", "leading_relation", "trailing_operator",
     "unbalanced_braces", "garbled_brackets", "nested_box_or_tag", "top_level_semicolon",
-    "alignment_residue", "table", "index_range", "label",
+    "alignment_residue", "table", "index_range", "label", "case_prefix", "leading_operator", "trailing_subject",
 )
+_SUBJECT = re.compile(r"^\s*(?:\\(?:sin|cos|tan|log|ln)\s*)?(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w+\}?)?\s*$")
+_HAS_RELATION = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|cap|cup|subset|subseteq|in)(?![A-Za-z])")
+
+
+def _top_level_items(text: str) -> list[str]:
+    items, depth, last = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c in "{([") - (c in "})]")
+        if c == "," and depth == 0:
+            items.append(text[last:i])
+            last = i + 1
+    return [*items, text[last:]]
+
+
+def _trailing_subject(text: str) -> bool:
+    """`q \\equiv 3 \\bmod 4, q`, `U \\cap V=\\emptyset, A_1`, `\\theta=150^{\\circ}, \\sin \\theta`: a relation, then
+    the next sentence's subject that the source wrote inside the same math span (garbled)."""
+    if "," not in text:
+        return False
+    items = _top_level_items(text)
+    return len(items) == 2 and bool(_HAS_RELATION.search(items[0])) and bool(_SUBJECT.match(items[1]))
+_CASE_PREFIX = re.compile(r"^(?!\\\{|\\left|[{(\[])[^:$]{1,40}?=\s*-?\d+\s*:(?!=)\s*\S")
+"""A case label opening the formula: `b=3: \\quad a^{3}-9 a^{2}+28=0`, `D+E=11: DE=29, SH=01`."""
+_LEADING_OPERATOR = re.compile(r"^(?:\\(?:cdot|times|div|mapsto|circ)(?![A-Za-z])|[*/])")
+"""The continuation of a row cut from its start: `\\cdot[\\mathbb{Q}(\\sqrt{2}): \\mathbb{Q}]`, `\\mapsto f(x)`."""
 _LABEL = re.compile(
     r"^(?:\\left)?\(\s*(?:\\(?:mathrm|text|textrm|rm)\s*\{)?\s*(?:[ivxIVX]{1,4}|\d{1,2}|[A-Za-z]|\*{1,3}|\\ast|\\star)"
     r"\s*\}?\s*(?:'|\^\{?\\prime\}?)*\s*(?:\\right)?\)$"
@@ -57,9 +85,17 @@ _DOTS = r"(?:\\(?:[lcv]?dots[cbmio]?|cdots|ldots)(?![A-Za-z])|\.\.\.|\u2026)"
 _INDEX = r"[A-Za-z](?:_\{?[\w,]+\}?)?'?"
 _LE = r"(?:<|\\(?:le|leq|leqslant|lt)(?![A-Za-z]))"
 _INDEX_RANGE = re.compile(
-    rf"^(?:{_INDEX}\s*=\s*[^=<>()\[\]\\]*?,\s*{_DOTS}\s*,?[^=<>]*"
+    rf"^(?:(?:\\?[A-Za-z]+(?:_\{{?[\w,]+\}}?)?\s*,\s*)?{_INDEX}\s*(?:=|\\equiv(?![A-Za-z]))\s*[^=<>()\[\]\\]*?,\s*{_DOTS}\s*,?[^=<>]*"
     rf"|\(?\s*[01]\s*\)?\s*{_LE}\s*{_INDEX}\s*{_LE}\s*[A-Za-z](?:_\{{?\w+\}}?)?(?:\s*[-+]\s*1)?)$"
 )
+_SYM_IDX = r"\\?[A-Za-z]+_\{?[\w+\-]+\}?"
+_INDEX_LIST = re.compile(
+    rf"^(?:\\left)?\(?\s*{_SYM_IDX}\s*,\s*(?:{_SYM_IDX}\s*,\s*)*(?:{_DOTS}\s*,\s*)?{_SYM_IDX}\s*(?:\\right)?\)?$"
+)
+"""A family of indexed symbols: `\\lambda_1, \\ldots, \\lambda_n`, `(k_1,k_2,...,k_n)`."""
+_TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*,\s*\w+\s*$")
+"""A condition with its index range: `b_i \\leq a_i, i=1,2,\\ldots,k`."""
+_WHOLE_SYSTEM = re.compile(r"^\\begin\{(alignat|eqnarray|align|flalign)\*?\}.*\\end\{\1\*?\}$", re.DOTALL)
 _WHOLE_ARRAY = re.compile(r"^\\begin\{(array|tabular)\}.*\\end\{\1\}$", re.DOTALL)  # a matrix has `\left(` around it
 _RULED = re.compile(r"\\begin\{(?:array|tabular)\}\s*\{[^{}]*\|")
 _OPEN_CLOSE = re.compile(r"\\[{}]|\\(?:left|right)\.|[()\[\]]")
@@ -130,12 +166,16 @@ def junk_reason(text: str) -> str | None:
         return "bare_number_or_unit"
     if _LEADING_RELATION.match(compact):
         return "leading_relation"
+    if _LEADING_OPERATOR.match(stripped):
+        return "leading_operator"
     if _TRAILING_OPERATOR.search(compact.rstrip(".,;:")):
         return "trailing_operator"
     if nested:
         return "nested_box_or_tag"
     if semicolon:
         return "top_level_semicolon"
+    if _WHOLE_SYSTEM.match(stripped):
+        return "table"  # a whole system of rows (`\\begin{alignat*}...`): a table of givens, not one formula
     if "\\hline" in stripped or ("{array}" in stripped or "{tabular}" in stripped) and (
         _RULED.search(stripped) or _WHOLE_ARRAY.match(stripped)
     ):
@@ -144,8 +184,12 @@ def junk_reason(text: str) -> str | None:
         return "alignment_residue"
     if not _brackets_pair(stripped):
         return "garbled_brackets"
-    if _INDEX_RANGE.match(stripped):
+    if _INDEX_RANGE.match(stripped) or _INDEX_LIST.match(stripped) or _TRAILING_RANGE.search(stripped):
         return "index_range"
+    if _CASE_PREFIX.match(stripped):
+        return "case_prefix"
+    if _trailing_subject(stripped):
+        return "trailing_subject"
     if stripped.startswith(("(", "\\left(")) and _LABEL.match(stripped):
         return "label"
     return None

@@ -28,7 +28,10 @@ _RELATION = re.compile(
 )
 _HEAVY = re.compile(r"\\(?:frac|dfrac|sqrt|sum|int|prod|lim|binom|log|ln|sin|cos|tan|cot|pmod|equiv|cdot|times)(?![A-Za-z])")
 _WEAK_RELATION = re.compile(r"^[^=<>]*\\(?:in|notin|ni)(?![A-Za-z])[^=<>]*$")
-_LONE_SYMBOL = re.compile(r"(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w{1,3}\}?)?(?:'+|\^\{?(?:\\prime)+\}?)?")
+_LONE_SYMBOL = re.compile(
+    r"(?:\\(?:math(?:cal|bb|bf|frak|scr|rm)|vec|bar|hat|tilde)\s*\{\\?[A-Za-z]+\}|\\[A-Za-z]+|[A-Za-z])"
+    r"(?:_\{?(?:\w{1,3}|\*|\\math[a-z]+\{\w{1,3}\})\}?)?(?:'+|\^\{?(?:\\prime)+\}?)?"
+)
 _ROLE_BONUS = {"derived": 1.0, "claim": 1.5, "assumed": -1.5}
 RESTATED_BONUS = 1.5
 """A formula the text writes again is usually a result it established and then uses."""
@@ -114,21 +117,26 @@ def extract_formulas(solution: str, config: HeuristicConfig = HeuristicConfig(),
     for key, group in groups.items():
         c = group[0]
         text = solution[c.start : c.end]
-        if c.kind != "answer":
+        # The final answer's group, even where its first copy is unboxed (`the mixed number
+        # $1 \frac{1}{10}$` before `\boxed{1 \frac{1}{10}}`): a short first copy must not keep the box visible.
+        answer = any(g.kind == "answer" for g in group)
+        if not answer:
             if key in blocked or len(text) > config.max_formula_chars or _minor(text, c.kind):
                 continue
             if _given(key, given_text):
                 continue  # a given copied from the problem: filling it is copying, not reasoning
         roles = {g.role for g in group}
         role = "derived" if "derived" in roles else "claim" if "claim" in roles else c.role
-        score = importance(text, any(g.display for g in group), c.kind, c.start / n, role=role, restated=len(group) > 1)
+        kind = "answer" if answer else c.kind
+        score = importance(text, any(g.display for g in group), kind, c.start / n, role=role, restated=len(group) > 1)
         scored.append((score, c.start, group))  # the final answer boxed twice: both boxes are masked
     scored.sort(key=lambda t: (-t[0], t[1]))
-    limit = max(int(config.max_mask_share * n_candidates), sum(g[0].kind == "answer" for _, _, g in scored))
+    is_answer = lambda group: any(g.kind == "answer" for g in group)  # noqa: E731
+    limit = max(int(config.max_mask_share * n_candidates), sum(is_answer(g) for _, _, g in scored))
     kept: list[list[Candidate]] = []
     used = 0
     for _, _, group in scored:
-        if used + len(group) <= limit or group[0].kind == "answer":
+        if used + len(group) <= limit or is_answer(group):
             kept.append(group)
             used += len(group)
     first = [Formula(solution[g[0].start : g[0].end], g[0].start, g[0].end) for g in kept]

@@ -226,6 +226,15 @@ def test_learn_cli_help_and_a_changed_setting_is_refused(tmp_path):
     assert main(["--report-only", "--out", str(tmp_path / "empty")]) == EXIT_USAGE
 
 
+def test_full_mode_extends_a_default_run_and_nothing_else():
+    from training.learn import mode_config, same_experiment
+
+    default, full, quick = (json.loads(json.dumps(mode_config(m).to_dict())) for m in ("default", "full", "quick"))
+    assert same_experiment(default, full) and same_experiment(full, default)
+    assert not same_experiment(default, quick)
+    assert not same_experiment(default, {**full, "stage1_steps": default["stage1_steps"] + 1})
+
+
 # --- the quick run -------------------------------------------------------------------------------
 
 

@@ -21,7 +21,8 @@ the project's real commands (as subprocesses, logs under `OUT/logs/`):
 
 Jobs (one seed's arm, then its evaluation) run `--jobs` at a time, each with
 `cores / jobs` torch threads. A rerun of the same command resumes: finished phases, stages and
-evaluations are kept (`--fresh` starts over). Exit codes: 0 done, 1 a phase failed (the message
+evaluations are kept (`--fresh` starts over); `--full` in a default run's folder adds only the
+other Stage I arms (every other job is the same). Exit codes: 0 done, 1 a phase failed (the message
 names its log), 2 bad arguments or an `--out` holding a run with other settings.
 """
 
@@ -337,6 +338,16 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
     return record
 
 
+def same_experiment(recorded: dict[str, Any], current: dict[str, Any]) -> bool:
+    """Whether a folder's recorded settings are this run's but for the mode and the set of Stage I
+    arms: each arm's stages and evaluation are jobs of their own, so `--full` extends a default run
+    (and a default run reports its part of a full one)."""
+    def common(settings: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in settings.items() if k not in ("mode", "arms")}
+
+    return common(recorded) == common(current)
+
+
 # --- CLI -----------------------------------------------------------------------------------------
 
 
@@ -353,7 +364,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     mode.add_argument("--full", action="store_true", help="every Stage I task as an MR-RLVR arm (longer)")
     mode.add_argument("--quick", action="store_true",
                       help="one seed, Stage I (masked_then_fill) only, small sizes, no evaluation (the slow test)")
-    p.add_argument("--out", help="working folder (default: outputs/learn, outputs/learn-full, outputs/learn-quick)")
+    p.add_argument("--out", help="working folder (default: outputs/learn, shared by the default and full modes; "
+                                 "quick: outputs/learn-quick)")
     p.add_argument("--report", help="report to write (default: docs/learning.md; full: docs/learning-full.md; "
                                     "quick: OUT/learning.md)")
     p.add_argument("--jobs", type=int, default=2, help="commands run at once (default 2)")
@@ -380,7 +392,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --jobs and --cores must be >= 1", file=sys.stderr)
         return EXIT_USAGE
     root = Path(__file__).resolve().parents[1]
-    out = Path(args.out or ("outputs/learn" if mode == "default" else f"outputs/learn-{mode}"))
+    # `--full` shares the default mode's folder: it adds the other Stage I arms to a default run
+    # (the warm start, the baseline and the masked_then_fill arm are the same jobs).
+    out = Path(args.out or ("outputs/learn-quick" if mode == "quick" else "outputs/learn"))
     if not out.is_absolute():
         out = root / out
     default_report = {"default": root / "docs" / "learning.md", "full": root / "docs" / "learning-full.md",
@@ -392,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(out)
     if stamp.is_file():
         previous = json.loads(stamp.read_text())
-        if previous != json.loads(json.dumps(config.to_dict())):
+        if not same_experiment(previous, json.loads(json.dumps(config.to_dict()))):
             print(f"error: {out} holds a run with other settings ({stamp}); use --fresh or another --out",
                   file=sys.stderr)
             return EXIT_USAGE
@@ -418,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             timings["runs"].append({
                 "command": command, "started": started, "wall_s": round(time.time() - started, 1),
-                "jobs": jobs, "threads_per_job": runner.threads, "cores": os.cpu_count(),
+                "mode": config.mode, "arms": list(config.arms), "jobs": jobs, "threads_per_job": runner.threads, "cores": os.cpu_count(),
                 "loadavg_start": load_start, "loadavg_end": os.getloadavg(), "commands": runner.timings,
                 "cpu_s": runner.cpu,
             })
@@ -426,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
         (out / "learn_record.json").write_text(json.dumps(record, indent=2) + "\n")
     from training.learn_report import write_report
 
+    if args.report_only and timings["runs"]:  # the report names the command that ran the experiment
+        command = timings["runs"][-1]["command"]
     verdict = write_report(config, paths, report, command=command)
     # A check that fails (a flat curve, no gain) is a result the report states, not a failed run.
     logger.info("report written to %s (reward rise in every stage and seed: %s)", report, verdict.get("rise"))

@@ -300,7 +300,9 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
             verdict[f"pass1_gain_per_seed:{arm}"] = diffs1
 
     # Time.
-    runs = timings.get("runs", [])
+    # The invocations of this mode's experiment: a full run in a default run's folder adds arms, so
+    # the default report leaves out the invocations that ran other arms.
+    runs = [r for r in timings.get("runs", []) if set(r.get("arms", ())) <= set(config.arms)]
     last = runs[-1] if runs else {}
     # A resumed run is several invocations: every command ran in exactly one of them (a finished
     # phase is skipped), so the phases' times are the sums over all invocations.

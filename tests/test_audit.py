@@ -302,6 +302,10 @@ def test_audit_cli_on_the_bundled_sample_build(sample_build, tmp_path, capsys):
         assert by[(MASKED_THEN_FILL, name)]["rows"] > 0 and by[(MASKED_THEN_FILL, name)]["target"]
     assert "and <= one_number_changed" in by[(MASKED_THEN_FILL, "decorated_wrong:trailing")]["target"]
     assert by[(OUTCOME, "coarse_approximation")]["rows"] > 0 and by[(ERROR_CORRECTION, "calculator")]["rows"] > 0
+    # `\boxed{none}` is scored where there is an error: it must earn nothing there, whatever the sample's share
+    # of clean rows (a mean over every row would only restate that share).
+    none = by[(ERROR_CORRECTION, "always_none")]
+    assert none["rows"] > 0 and none["mean"] == 0.0 and none["passed"]
     assert (tmp_path / "audit.png").read_bytes()[:4] == b"\x89PNG"
 
 

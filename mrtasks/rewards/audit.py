@@ -663,9 +663,10 @@ POLICIES: dict[str, list[Policy]] = {
         ),
         Policy(
             "always_none",
-            "`\\boxed{none}` on every row (earns the share of rows without an error)",
+            "`\\boxed{none}` on rows with an error (it earns 1 on the rows without one, by design)",
             correction_always_none,
-            target=("<=", 0.25),
+            target=("<=", 0.0),
+            applies=_error_rows,
         ),
         Policy("always_step0", "`\\boxed{0}`: step 0, no correction", correction_always_step0, target=("<=", 0.15)),
         Policy("copied_back", "the right step with its corrupted formula copied back", correction_copied_back, target=("<=", 0.0)),

@@ -63,11 +63,10 @@ class LearnError(Exception):
 class LearnConfig:
     """Every setting of a testbed run (recorded in `OUT/learn_config.json`; a rerun must match it).
 
-    Sizing (measured on 2 cores shared with other work, load 2-6, 1 torch thread per job): the SFT
-    warm start (339 steps of 16) 21 min with 2 threads; a GRPO step 5.5-6.5 s in Stage I
-    (masked_then_fill, ~50-token fills) and 5.7-13 s in Stage II (~90-token solutions); one
-    evaluation (32 problems x 64 samples) 93-640 s (longer for RL models that ramble to the token
-    limit). The default mode took 58 min in all at that load: about 30 on an idle machine.
+    Sizing (measured from a fresh start on a quiet 2-core machine, 2 jobs of 1 torch thread): the
+    SFT warm start (356 steps of 16, 2 threads) 3.5 min; a GRPO step of 8 prompts x 8 rollouts
+    5.6-6.2 s in Stage I (masked_then_fill) and Stage II alike; one evaluation (32 problems x 64
+    samples) 85-90 s. The default mode took 23.7 min in all.
     """
 
     mode: str = "default"

@@ -465,10 +465,22 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
                 "zero-variance shares above say whether such a stage had a signal at all (rewards that vary within "
                 "groups) and did not move the policy far enough in its steps, or had none. " + zero_note, ""]
     if verdict.get("above_warm_start") is False:
-        text += ["Held-out Pass@1 after RL is not above the warm start's in every arm and seed (table above). When "
-                 "most groups are all-equal, few steps carry a reward signal while the optimizer still moves the "
-                 "policy (the KL column of the rise table), so the policy can drift from the warm start without "
-                 "being taught; a smaller learning rate, more prompts per step or more steps are what to try first.",
+        rises = verdict.get("rises", {}).values()
+        zero = [r["zero_std_mean"] for r in rises if r.get("zero_std_mean") is not None]
+        kl = [r["kl_last_fifth"] for r in rises if r.get("kl_last_fifth") is not None]
+        share = statistics.fmean(zero) if zero else float("nan")
+        moved = f" (KL to the start {min(kl):.2f}-{max(kl):.2f} in the last fifth)" if kl else ""
+        if share >= 0.5:
+            why = (f"Most groups were all-equal ({100 * share:.0f}% of groups over every stage and seed), so few steps "
+                   f"carried a reward signal while the optimizer still moved the policy{moved}: it drifted from the "
+                   "warm start without being taught; more prompts per step or an easier start are what to try first.")
+        else:
+            why = (f"Most groups did carry a signal (only {100 * share:.0f}% of groups all-equal over every stage and "
+                   f"seed) and the policy moved{moved}, but the reward did not climb: with this many prompts per step "
+                   "and steps per stage the policy gradient's noise outweighs its drift toward better answers at this "
+                   "learning rate, so the moves cost held-out accuracy instead; more prompts per step and more steps "
+                   "(GPU time, not this CPU budget) are what to try first.")
+        text += ["Held-out Pass@1 after RL is not above the warm start's in every arm and seed (table above). " + why,
                  ""]
     if gains:
         best = max(gains.values())
@@ -486,7 +498,8 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
         "math; here a few-million-parameter model learns templated arithmetic written by a generator, for",
         "tens of GRPO steps. The held-out problems are disjoint from training but come from the same generator,",
         "so they measure in-distribution generalization only, and the sizes, steps and learning rate were",
-        "chosen on this machine (on the build's validation split, not on the held-out file). Whether Stage I",
+        "chosen on this machine (from training-reward curves and the build's validation split, never the",
+        "held-out file). Whether Stage I",
         "transfers to outcome accuracy at scale depends on what a large model can learn from filling formulas",
         "or ordering steps that it cannot already do, which a model this small cannot answer.",
     ]

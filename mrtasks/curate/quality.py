@@ -94,29 +94,6 @@ def bookkeeping_role(row: dict[str, Any], span: tuple[int, int]) -> str | None:
     return r if r in BOOKKEEPING else None
 
 
-def _masked_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    masks = [m for r in rows for m in r["masks"]]
-    junk: Counter[str] = Counter()
-    bookkeeping: Counter[str] = Counter()
-    for r in rows:
-        answers = {b.strip() for b in _boxes(r["solution"])}  # a boxed final answer may be a bare number
-        junk.update(reason for m in r["masks"] if m.strip() not in answers and (reason := junk_reason(m)))
-        bookkeeping.update(b for m, span in zip(r["masks"], mask_spans(r)) if m.strip() not in answers
-                           and (b := bookkeeping_role(r, span)))
-    copied = sum(copied_from_problem(m, r["problem"]) for r in rows for m in r["masks"])
-    return {
-        "rows": len(rows),
-        "masks_per_row": _mean([len(r["masks"]) for r in rows]),
-        "distinct_masks_per_row": _mean([len({_squash(m) for m in r["masks"]}) for r in rows]),
-        "junk_masks": sum(junk.values()),
-        "junk_by_reason": dict(sorted(junk.items())),
-        "bookkeeping_masks": sum(bookkeeping.values()),
-        "bookkeeping_by_reason": dict(sorted(bookkeeping.items())),
-        "copied_from_problem_share": round(copied / len(masks), 4) if masks else 0.0,
-        "rows_with_visible_boxed_answer": sum(visible_boxed_answer(r["masked_solution"], r["solution"]) for r in rows),
-    }
-
-
 Memo = dict[tuple[str, int], Any]
 """Per-row results shared by the all-sources and per-source figures of one call (keyed by row object)."""
 
@@ -126,6 +103,36 @@ def _memo(memo: Memo, name: str, row: dict[str, Any], fn: Any) -> Any:
     if key not in memo:
         memo[key] = fn(row)
     return memo[key]
+
+
+def _mask_reasons(row: dict[str, Any]) -> tuple[list[str], list[str], int, bool]:
+    """One row's junk reasons, bookkeeping roles, masks copied from the problem and visible boxed answer."""
+    answers = {b.strip() for b in _boxes(row["solution"])}  # a boxed final answer may be a bare number
+    junk = [reason for m in row["masks"] if m.strip() not in answers and (reason := junk_reason(m))]
+    bookkeeping = [b for m, span in zip(row["masks"], mask_spans(row)) if m.strip() not in answers
+                   and (b := bookkeeping_role(row, span))]  # fmt: skip
+    copied = sum(copied_from_problem(m, row["problem"]) for m in row["masks"])
+    return junk, bookkeeping, copied, visible_boxed_answer(row["masked_solution"], row["solution"])
+
+
+def _masked_figures(rows: list[dict[str, Any]], memo: Memo | None = None) -> dict[str, Any]:
+    memo = {} if memo is None else memo
+    masks = [m for r in rows for m in r["masks"]]
+    per_row = [_memo(memo, "masks", r, _mask_reasons) for r in rows]  # shared by "all" and the sources
+    junk: Counter[str] = Counter(reason for j, _, _, _ in per_row for reason in j)
+    bookkeeping: Counter[str] = Counter(b for _, bs, _, _ in per_row for b in bs)
+    copied = sum(c for _, _, c, _ in per_row)
+    return {
+        "rows": len(rows),
+        "masks_per_row": _mean([len(r["masks"]) for r in rows]),
+        "distinct_masks_per_row": _mean([len({_squash(m) for m in r["masks"]}) for r in rows]),
+        "junk_masks": sum(junk.values()),
+        "junk_by_reason": dict(sorted(junk.items())),
+        "bookkeeping_masks": sum(bookkeeping.values()),
+        "bookkeeping_by_reason": dict(sorted(bookkeeping.items())),
+        "copied_from_problem_share": round(copied / len(masks), 4) if masks else 0.0,
+        "rows_with_visible_boxed_answer": sum(v for _, _, _, v in per_row),
+    }
 
 
 def baseline_sample(rows: list[dict[str, Any]], seed: int, name: str, size: int | None = BASELINE_ROWS) -> set[int] | None:
@@ -207,7 +214,7 @@ def quality_figures(result: Any, seed: int = 0) -> dict[str, Any]:
         ERRORS: baseline_sample([r for r in _all_rows(result, ERRORS) if r["error_step"] >= 0], seed, ERRORS, BASELINE_ROWS),
     }
     for config, fn in (
-        (MASKED, _masked_figures),
+        (MASKED, lambda rows: _masked_figures(rows, memo)),
         (STEPS, lambda rows: _step_figures(rows, seed, memo, samples[STEPS])),
         (ERRORS, lambda rows: _error_figures(rows, memo, samples[ERRORS])),
     ):

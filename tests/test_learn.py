@@ -181,7 +181,7 @@ def test_learn_recipes_dry_run(capsys):
 
     assert main(["--recipe", "learn", "--stage", "all", "--task", "masked_then_fill", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert '"generation_batch_size": 32' in out and '"steps_per_generation": 1' in out
+    assert '"generation_batch_size": 64' in out and '"steps_per_generation": 1' in out
 
 
 def test_every_training_command_of_the_experiment_parses(tmp_path, capsys):

@@ -342,6 +342,10 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
     lines += _summary_lines(config, verdict, evals, labels, rise_ok, above_ok if evals else None)
     lines += ["", "## Setup", ""]
     params = warm.get("parameters")
+    from training.config import RECIPES_DIR, load_recipe_file
+    from training.learn import RECIPE
+
+    recipe = load_recipe_file(RECIPES_DIR / RECIPE / "base.yaml")
     counts = (build.get("counts") or build.get("rows") or {})
     lines += _table(["what", "value"], [
         ["data", f"`synthetic:arith` difficulty {config.difficulty}, families {config.families}, "
@@ -356,7 +360,9 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
         ["warm start", f"TRL SFTTrainer, {config.sft_epochs:g} epochs, lr {config.sft_learning_rate:g}, "
                        f"{warm.get('steps', '?')} steps on {_counts(warm.get('examples', {}))}; loss "
                        f"{_num(warm.get('loss_first'))} → {_num(warm.get('loss_last'))}"],
-        ["GRPO", f"`training/recipes/learn/`: 4 prompts × 8 rollouts per step, Stage I {config.stage1_steps} steps, "
+        ["GRPO", f"`training/recipes/learn/`: {recipe.get('rollout_batch_prompts')} prompts × "
+                 f"{recipe.get('num_generations')} rollouts per step, lr {recipe.get('learning_rate'):g}, "
+                 f"Stage I {config.stage1_steps} steps, "
                  + (f"Stage II / baseline {config.stage2_steps} steps, " if config.stage2 or config.baseline else "")
                  + f"seeds {', '.join(map(str, config.seeds))}"
                  + (f"; overrides {' '.join(config.extra_overrides)}" if config.extra_overrides else "")],

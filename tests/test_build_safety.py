@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -56,9 +57,12 @@ def subprocess_build(out: Path, *args: str, fault: str | None = None) -> subproc
     env.pop("MRTASKS_BUILD_FAULT", None)
     if fault:
         env["MRTASKS_BUILD_FAULT"] = fault
+    # A shell runs background jobs with SIGINT ignored and children inherit that, so Python would not
+    # turn SIGINT into KeyboardInterrupt: the build starts with the default disposition, as from a terminal.
     return subprocess.Popen(
         [sys.executable, "-m", "mrtasks.build", "--out", str(out), "--no-progress", *args],
         cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 

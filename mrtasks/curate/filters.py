@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import hashlib
 import json
 import logging
@@ -53,12 +54,17 @@ def problem_key(text: str) -> str:
     return hashlib.blake2b(normalize_problem(text).encode(), digest_size=12).hexdigest()
 
 
+@functools.lru_cache(maxsize=16)
 def shingles(text: str) -> np.ndarray:
-    """Sorted unique uint32 hashes of the normalized text's word 3-grams (the whole text if shorter)."""
+    """Sorted unique uint32 hashes of the normalized text's word 3-grams (the whole text if shorter).
+
+    Cached (read-only array): decontamination and deduplication hash the same problem in turn."""
     tokens = normalize_problem(text).split()
     grams = [" ".join(tokens[i : i + SHINGLE]) for i in range(max(1, len(tokens) - SHINGLE + 1))]
     hashes = [int.from_bytes(hashlib.blake2b(g.encode(), digest_size=4).digest(), "little") for g in grams if g]
-    return np.unique(np.array(hashes, dtype=np.uint32))
+    out = np.unique(np.array(hashes, dtype=np.uint32))
+    out.flags.writeable = False
+    return out
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:

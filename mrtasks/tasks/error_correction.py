@@ -195,12 +195,15 @@ def _editable(formula: str, config: ErrorCorrectionConfig) -> bool:
         return False
     if any(cmd in formula for cmd in ("\\boxed", "\\fbox", "\\tag")):
         return False
-    depth = 0
-    for c in formula:
-        depth += (c == "{") - (c == "}")
-        if depth < 0:
+    if "{" in formula or "}" in formula:
+        depth = 0
+        for c in formula:
+            depth += (c == "{") - (c == "}")
+            if depth < 0:
+                return False
+        if depth:
             return False
-    return depth == 0 and len(split_top_level(formula, ";")) == 1
+    return ";" not in formula or len(split_top_level(formula, ";")) == 1
 
 
 def candidate_edits(steps: list[str], formulas: list[str], config: ErrorCorrectionConfig) -> list[Edit]:

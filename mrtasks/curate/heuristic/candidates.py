@@ -220,7 +220,7 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
         out.append(Candidate(a, b, "math", s.display, junk))
     covered = Regions(sorted({(s.outer_start, s.outer_end) for s in spans}) + list(skipped))
     extra: list[Candidate] = []
-    if config.plain_equations:
+    if config.plain_equations and _free_equals(solution, covered):
         for m in _PLAIN_EQUATION.finditer(solution):
             a, b = _trim(solution, m.start(), m.end(), rhs=False)
             if a < b and not covered.touches(a, b) and _DIGIT.search(solution, a, b):
@@ -243,6 +243,16 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
                 last_end = c.end
         out.sort(key=lambda c: c.start)
     return [_with_role(solution, c, problem) for c in out]
+
+
+def _free_equals(text: str, covered: Regions) -> bool:
+    """Is some `=` outside math? A plain equation holds one, so without it there is none to find."""
+    i = text.find("=")
+    while i >= 0:
+        if not covered.touches(i, i + 1):
+            return True
+        i = text.find("=", i + 1)
+    return False
 
 
 def _with_role(solution: str, c: Candidate, problem: str) -> Candidate:

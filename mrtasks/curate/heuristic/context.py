@@ -79,6 +79,7 @@ _RANGE = re.compile(
 _RANGE_BEFORE = re.compile(
     r"\b(?:for(?:\s+(?:all|every|each|any|some))?|with|(?<!only )if|whenever|check|checking|test|testing)\s*$", re.IGNORECASE
 )
+_RANGE_WORDS = re.compile(r"for|with|if|whenever|check|test")  # `_RANGE_BEFORE` holds one
 _FROM = re.compile(r"\bfrom\s*$|\bfrom\s+M\s+(?:to|until|through)\s*$", re.IGNORECASE)
 _TO_AFTER = re.compile(r"\s*(?:\$|\\\))?\s*(?:to|until|through)\b")
 _TRIAL_VERB = re.compile(r"\b(?:check|checking|consider|considering|plug|plugging|substitute|substituting)\b[\w ]*$")
@@ -218,15 +219,16 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     if _HYPOTHESIS_WORD.search(low[-70:]) and _HYPOTHESIS.search(tail[-70:]) and _one_relation(solution[start:end]):
         if _A_RELATION.search(solution, start, end) or not _TRIAL_VERB.search(low[-60:]):
             return "case_hypothesis"  # `consider`/`check`/`substitute` open a case only with a relation
-    if _DEFINITION_WORD.search(low) and _DEFINITION.search(tail) and _new_symbol_defined(solution, start, end, known):
+    naming_word = _DEFINITION_WORD.search(low)  # every `_DEFINITION` and `_NAMING` word is one
+    if naming_word and _DEFINITION.search(tail) and _new_symbol_defined(solution, start, end, known):
         return "definition"
-    if _NAMING.search(tail[-40:]) and _names_symbols(solution[start:end]):
+    if naming_word and _NAMING.search(tail[-40:]) and _names_symbols(solution[start:end]):
         return "definition"  # `where $a = \\frac{n+m}{2}$`, `putting $h' = g^{-1} h g$`: named here, used before or not
     formula = solution[start:end]
-    if _IF_AFTER_ANY.search(tail[-20:]) and _one_relation(formula):
+    if "if" in low[-20:] and _IF_AFTER_ANY.search(tail[-20:]) and _one_relation(formula):
         return "case_hypothesis"  # `parallel lines if $A>25$`: the condition after the claim
-    between = _FROM.search(tail[-24:])
-    if (_RANGE_BEFORE.search(tail[-20:]) and _RANGE.fullmatch(formula)) or (
+    between = _FROM.search(tail[-24:]) if "from" in low[-24:] else None
+    if (_RANGE_WORDS.search(low[-20:]) and _RANGE_BEFORE.search(tail[-20:]) and _RANGE.fullmatch(formula)) or (
         between and ("M" in between.group(0) or _TO_AFTER.match(solution, end, end + 16))
     ):
         return "quantifier_range"  # `for $1 \\leq j \\leq 2008$`, `with $n \\neq 0$`, `from $n=a$ until $n=b$`

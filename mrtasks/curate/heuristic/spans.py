@@ -70,6 +70,9 @@ def _inline_dollar_end(text: str, i: int) -> int:
         return -1  # a `$` that cannot close: the opener was a price or a stray sign
 
 
+_SPECIAL = re.compile(r"[\\\[`$]")
+
+
 @functools.lru_cache(maxsize=8)
 def math_spans(text: str) -> tuple[tuple[MathSpan, ...], tuple[tuple[int, int], ...]]:
     """`find_math_spans`, cached: candidates and steps of one solution scan it once."""
@@ -141,7 +144,8 @@ def find_math_spans(text: str) -> tuple[list[MathSpan], list[tuple[int, int]]]:
                 spans.append(MathSpan(i + 1, j, False, i, j + 1))
                 i = j + 1
                 continue
-        i += 1
+        nxt = _SPECIAL.search(text, i + 1)  # nothing else opens or escapes anything
+        i = nxt.start() if nxt else n
     return spans, skipped
 
 

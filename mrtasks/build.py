@@ -31,6 +31,7 @@ from typing import Any
 
 from mrtasks.curate.base import Annotator
 from mrtasks.curate.cache import CacheError, default_cache_path
+from mrtasks.curate.card_audit import CardAudit
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, run_pipeline
 from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
@@ -365,22 +366,27 @@ def run(args: argparse.Namespace) -> int:
             configure_pool(workers=workers, timeout=OFFLINE_TIMEOUT_S)
         else:
             configure_pool(workers=workers)
-        get_pool().prestart()  # the checker's workers start while the sources are read and annotated
+        pool = get_pool()
+        pool.prestart()  # the checker's workers start while the sources are read and annotated
+        card_audit = CardAudit(workers, pool.timeout)
         try:
-            result = run_pipeline(config, annotator)
+            try:
+                result = run_pipeline(config, annotator, on_selected=card_audit.submit)  # the audit runs beside
+            finally:
+                close = getattr(annotator, "close", None)
+                if callable(close):
+                    close()
+            fault_point("pipeline_done")
+            problem = empty_build(result)
+            if problem and not args.allow_empty:
+                print(f"error: empty build: {problem}; {args.out} left untouched (--allow-empty writes it anyway)", file=sys.stderr)
+                return EXIT_EMPTY
+            stats = write_dataset(
+                result, config, folder.stage, args.push_to_hub or DEFAULT_REPO, args.card_template,
+                dict(getattr(annotator, "stats", {}) or {}), audit=card_audit.results,
+            )
         finally:
-            close = getattr(annotator, "close", None)
-            if callable(close):
-                close()
-        fault_point("pipeline_done")
-        problem = empty_build(result)
-        if problem and not args.allow_empty:
-            print(f"error: empty build: {problem}; {args.out} left untouched (--allow-empty writes it anyway)", file=sys.stderr)
-            return EXIT_EMPTY
-        stats = write_dataset(
-            result, config, folder.stage, args.push_to_hub or DEFAULT_REPO, args.card_template,
-            dict(getattr(annotator, "stats", {}) or {}),
-        )
+            card_audit.close()
         folder.commit()
     print(summary(stats))
     print(f"\nwrote {args.out}")

@@ -18,7 +18,7 @@ import yaml
 from mrtasks.curate.pipeline import CONFIGS, PipelineResult
 from mrtasks.curate.quality import quality_section
 from mrtasks.curate.splits import SPLITS
-from mrtasks.rewards.audit import card_section
+from mrtasks.rewards.audit import AuditResult, card_section
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "cards" / "README.template.md"
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -200,9 +200,11 @@ def _license_line(sources: list[dict[str, Any]]) -> str:
 
 
 def render_card(
-    result: PipelineResult, parameters: dict[str, Any], fingerprint: str, repo: str, template: Path | None = None
+    result: PipelineResult, parameters: dict[str, Any], fingerprint: str, repo: str, template: Path | None = None,
+    audit: list[AuditResult] | None = None,
 ) -> str:
-    """Fill the template; every `{{name}}` in it must be known (a typo fails the build)."""
+    """Fill the template; every `{{name}}` in it must be known (a typo fails the build). `audit`: the
+    card's reward audit when already computed (`mrtasks.curate.card_audit`)."""
     template = Path(template or DEFAULT_TEMPLATE)
     if not template.is_file():
         raise FileNotFoundError(f"card template not found: {template} (pass --card-template)")
@@ -236,7 +238,7 @@ def render_card(
         "default_config": default_config(result) or "(none)",
         "parameters": json.dumps(parameters, indent=2, sort_keys=True),
         "quality_tables": quality_section(result.quality),
-        "reward_audit": card_section(result.rows),  # mrtasks.rewards.audit
+        "reward_audit": card_section(result.rows, results=audit),  # mrtasks.rewards.audit
     }
 
     def fill(m: re.Match[str]) -> str:

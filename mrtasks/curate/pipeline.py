@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,8 +303,13 @@ def select(
     return out
 
 
-def run_pipeline(config: PipelineConfig, annotator: Annotator) -> PipelineResult:
-    """Run the whole curation; deterministic for the same inputs, config and annotator."""
+def run_pipeline(
+    config: PipelineConfig, annotator: Annotator, on_selected: Callable[[dict[str, dict[str, list[Row]]]], None] | None = None
+) -> PipelineResult:
+    """Run the whole curation; deterministic for the same inputs, config and annotator.
+
+    `on_selected` sees the final rows before the quality figures are computed (the build starts the
+    card's audit beside it there: `mrtasks.curate.card_audit`)."""
     drops: Counter[tuple[str, str]] = Counter()
     trajectories, source_info = read_sources(config, drops)
     trajectories, answer_from_box = fill_answers_from_box(trajectories)  # no answer mapped: the last \boxed{}
@@ -319,6 +324,8 @@ def run_pipeline(config: PipelineConfig, annotator: Annotator) -> PipelineResult
     task_rows = {split: _task_rows(by_split[split], config, drops) for split in SPLITS}
     task_rows = {split: check_references(task_rows[split], drops) for split in SPLITS}  # reference earns 1.0
     rows = select(task_rows, by_split, config, drops)
+    if on_selected is not None:
+        on_selected(rows)
     result = PipelineResult(rows=rows, drops=drops, sources=source_info, annotator=annotator.name)
     result.quality = {**quality_figures(result, config.seed), "answer_from_box": answer_from_box}
     return result

@@ -15,11 +15,15 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, file_sha256
 from mrtasks.output import MARKER, fault_point, make_marker
+
+if TYPE_CHECKING:
+    from mrtasks.rewards.audit import AuditResult
 
 logger = logging.getLogger(__name__)
 
@@ -70,11 +74,12 @@ def parameters(config: PipelineConfig, annotator: str) -> dict[str, Any]:
 
 def write_dataset(
     result: PipelineResult, config: PipelineConfig, out: Path, repo: str = DEFAULT_REPO, card_template: Path | None = None,
-    annotator_stats: dict[str, int] | None = None,
+    annotator_stats: dict[str, int] | None = None, audit: Callable[[], list[AuditResult] | None] | None = None,
 ) -> dict[str, Any]:
     """Write Parquet files, the card and build_stats.json (last, with the marker) into a new or empty folder.
 
-    `main` calls it on the staging folder of `OutputFolder`; it never deletes anything.
+    `main` calls it on the staging folder of `OutputFolder`; it never deletes anything. `audit`
+    gives the card's audit when computed elsewhere (`mrtasks.curate.card_audit`), or None.
     """
     from mrtasks.curate.card import render_card
 
@@ -91,7 +96,8 @@ def write_dataset(
         fault_point("config_written")
     fp = fingerprint(files, out)
     params = parameters(config, result.annotator)
-    (out / "README.md").write_text(render_card(result, params, fp, repo, card_template), encoding="utf-8")
+    card = render_card(result, params, fp, repo, card_template, audit() if audit is not None else None)
+    (out / "README.md").write_text(card, encoding="utf-8")
     stats = {
         "fingerprint": fp,
         "counts": result.counts(),

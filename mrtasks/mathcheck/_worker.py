@@ -18,7 +18,8 @@ def serve(inbox: Connection, outbox: Connection) -> None:
     # Warm up: pylatexenc builds its LaTeX tables and sympy its parser on first use (~0.3 s),
     # which must not count against the first item's time bound.
     slow_equal("\\frac{1}{2} + \\text{(B)}", "\\sqrt{2}x")
-    outbox.send("ready")
+    if not _send(outbox, "ready"):
+        return
     while True:
         try:
             msg = inbox.recv()
@@ -31,7 +32,17 @@ def serve(inbox: Connection, outbox: Connection) -> None:
             result = fn(*args)
         except Exception:  # noqa: BLE001 - the caller's default stands for any failure
             result = None
-        outbox.send((index, result))
+        if not _send(outbox, (index, result)):
+            return
+
+
+def _send(outbox: Connection, message: object) -> bool:
+    """Send; False when the parent is gone (killed mid-build): the worker then ends without a word."""
+    try:
+        outbox.send(message)
+        return True
+    except (BrokenPipeError, OSError):
+        return False
 
 
 if __name__ == "__main__":

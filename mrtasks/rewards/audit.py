@@ -896,24 +896,33 @@ def audit_build(
     """Audit a build in memory (`PipelineResult.rows`: config -> split -> rows), every registered
     task over all its splits; at most `max_rows` rows per task (a seeded sample) to bound the time,
     and each integrity family on at most `family_rows` of them (`audit_rows`)."""
+    return audit_sample(card_rows(rows, max_rows, seed), seed, family_rows)
 
-    results = []
+
+def card_rows(rows: dict[str, dict[str, list[Row]]], max_rows: int | None = CARD_ROWS, seed: int = 0) -> dict[str, list[Row]]:
+    """The rows `audit_build` scores per task: every split, at most `max_rows` (a seeded sample)."""
+    out = {}
     for task in list_tasks():
         task_rows = [r for split in sorted(rows.get(task, {})) for r in rows[task][split]]
-        if not task_rows:
-            continue
         if max_rows is not None and len(task_rows) > max_rows:
             task_rows = random.Random(f"{seed}:audit:{task}").sample(task_rows, max_rows)
-        results.extend(audit_rows(task, task_rows, get_task(task).reward, family_rows, seed))
-    return results
+        if task_rows:
+            out[task] = task_rows
+    return out
+
+
+def audit_sample(sample: dict[str, list[Row]], seed: int = 0, family_rows: int | None = FAMILY_ROWS) -> list[AuditResult]:
+    """`audit_build` on rows already chosen by `card_rows` (what `mrtasks.curate.card_audit` runs)."""
+    return [r for task, task_rows in sample.items() for r in audit_rows(task, task_rows, get_task(task).reward, family_rows, seed)]
 
 
 def card_section(
     rows: dict[str, dict[str, list[Row]]], max_rows: int | None = CARD_ROWS, seed: int = 0,
-    family_rows: int | None = FAMILY_ROWS,
+    family_rows: int | None = FAMILY_ROWS, results: list[AuditResult] | None = None,
 ) -> str:  # fmt: skip
-    """The dataset card's "How hard is it to game these rewards?" table, with how it was made."""
-    results = audit_build(rows, max_rows, seed, family_rows)
+    """The dataset card's "How hard is it to game these rewards?" table, with how it was made
+    (`results`: `audit_build`'s with these arguments, when already computed)."""
+    results = audit_build(rows, max_rows, seed, family_rows) if results is None else results
     if not results:
         return "(no task rows)"
     sample = f"at most {max_rows} rows per task (a seeded sample), " if max_rows else ""

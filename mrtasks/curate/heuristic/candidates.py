@@ -212,7 +212,7 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
                     out.append(Candidate(ba, bb, "math", s.display, junk))
             continue
         junk = junk_reason(text)
-        if junk is None and not s.display and _BANG_AFTER.match(solution, s.outer_end):
+        if junk is None and "!" in solution[s.outer_end : s.outer_end + 2] and not s.display and _BANG_AFTER.match(solution, s.outer_end):
             junk = "garbled_brackets"  # `$p^2 \\nmid p$ !`: the formula goes on outside its math (garbled)
         # A relation split across adjacent spans: `$A C=2 x+c=$ $x(2+\frac{d}{d+7})$`.
         if out and out[-1].junk in ("trailing_operator", "unbalanced_braces") and out[-1].kind == "math":

@@ -267,7 +267,7 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     low = tail.lower()  # cheap word tests first: most formulas have none of these words near them
     if "case" in low[-40:] and _CASE_LABEL.search(tail[-40:]) and _AFTER_LABEL.match(solution, end):
         return "case_label"
-    if "ase" in solution[max(0, start - 40) : start] and "case" not in low[-40:]:
+    if solution.find("ase", max(0, start - 40), start) >= 0 and "case" not in low[-40:]:
         head = _INLINE.sub(" M ", _MATH_OPEN.sub("", solution[max(0, start - 40) : start].rstrip()) + " ")
         if _CASE_LABEL.search(head) and _AFTER_LABEL.match(solution, end):
             return "case_label"  # `- Case 3. $x<1$ or ...`: the clause reader cut the sentence at `3. `
@@ -296,7 +296,7 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
             _BARE_FOR.search(tail[-12:]) and size <= 10
         ):
             return "quantifier_range"
-    if "," in formula and _ENUMERATION.fullmatch(formula) and _ENUM_BEFORE.search(tail[-24:]):
+    if formula.count(",") >= 2 and _ENUMERATION.fullmatch(formula) and _ENUM_BEFORE.search(tail[-24:]):
         return "quantifier_range"  # `given for $n=3,4,5,6,7$`, `check that $x=0,1,2,3$ fail`: the cases tried
     if _derived(tail):
         return "derived"

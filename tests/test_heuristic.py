@@ -589,3 +589,57 @@ def test_the_lexicon_knows_the_standard_named_results_with_aliases():
         assert canonical_theorem(name), name
     found = [t for t, k, _ in candidates("By Zsigmondy and LTE, and then Hall's marriage theorem, we are done.") if k == "theorem"]
     assert found == ["Zsigmondy", "LTE", "Hall's marriage theorem"]
+
+
+# --- bookkeeping, round 3: kinds left by the second screen, one small case per rule ------------
+
+
+def test_definitions_by_participle_by_given_by_convention_tuple_and_text_and_are_definitions():
+    got = _kinds(
+        r"Letting $t=\log_2 x$ we get $t^2=4$. Denote by $g^{n}(x)=g(g(x))$ the iterate, so $g^{n}(x) \geq x$. "
+        r"The map $\varphi: A \to B$ given by $\varphi(a)=2a$ is onto, so $\varphi(3)=6$. We make the convention that "
+        r"$a_{-1}=0$. Let $(r,s)=(\cos u,\sin u)$. Let $$\lim x_n=p \text { and } q=\lim y_n$$ so $p=q$.",
+        problem=r"Show $t$ exists for $x > 0$.",
+    )
+    for d in (r"t=\log_2 x", r"g^{n}(x)=g(g(x))", r"\varphi(a)=2a", "a_{-1}=0", r"(r,s)=(\cos u,\sin u)",
+              r"\lim x_n=p \text { and } q=\lim y_n"):  # fmt: skip
+        assert got[d] == "definition", d
+    assert got["t^2=4"] is None and got[r"g^{n}(x) \geq x"] is None and got[r"\varphi(3)=6"] is None and got["p=q"] is None
+
+
+def test_a_symbol_is_new_from_its_definitions_word_and_a_bare_name_is_not_its_indexed_relative():
+    got = _kinds(r"Let $s=2$ for odd $n$ and $s=1$ for even $n$. Since $N_a \lhd G$, let $$N=\bigcap_a N_a$$ hence $N \lhd G$.")
+    assert got["s=2"] == got["s=1"] == got[r"N=\bigcap_a N_a"] == "definition"
+    assert got[r"N \lhd G"] is None
+
+
+def test_case_labels_cut_by_the_sentence_reader_listed_cases_and_case_values_are_hypotheses():
+    got = _kinds(
+        r"- Case 3. $x<1$ or $4 k<x<4 k+1$ for some $k$. Then $f(x)>0$. It holds for $n=0$ or $n=1$. "
+        r"If $F, G \subseteq X$ are closed, then $F \cap G$ is closed. If $x+4 \geq 0$ (or $x \geq -4$), then $y=x+4$. "
+        r"Suppose by symmetry that $i=3$; then $b=c+1$. If $A=(s, t), B=(u, v)$ are points, then $d=s-u$. "
+        r"We distinguish the cases $n=3 k$ and $n=5 k+1$ with $k \geq 0$. So $x=3,4,10$. We check that $x=0,1,2,3$ fail."
+    )
+    for hyp in ("4 k<x<4 k+1", "n=1", r"F, G \subseteq X", r"x \geq -4", "i=3", "A=(s, t), B=(u, v)", "n=5 k+1", "x=0,1,2,3"):
+        assert got[hyp] in ("case_label", "case_hypothesis", "quantifier_range"), hyp
+    for result in ("f(x)>0", r"F \cap G", "y=x+4", "b=c+1", "d=s-u", "x=3,4,10"):
+        assert got[result] is None, result
+
+
+def test_first_cells_ranges_with_open_ends_cut_products_and_factorials_outside_math_are_rejected():
+    table = _kinds("| $\\lfloor n/3\\rfloor+1=2k+1$ | 5 |\n| --- | --- |\n\nSo $n=3k$.")
+    assert table[r"\lfloor n/3\rfloor+1=2k+1"] == "table_cell" and table["n=3k"] is None
+    assert junk_reason(r"0 \leq k \leq n, n=1,2, \ldots") == "index_range"
+    assert junk_reason(r"-1 \cdot 2 \cdot \cdots") == "trailing_operator" and junk_reason(r"1+2+\cdots+n=3") is None
+    assert junk_reason(r"\nmid \prod_{p<q} (p+q)") == "leading_relation"
+    assert junk_reason(r"{(m+n)!}{m!(n+1)!}=k") == "garbled_brackets" and junk_reason(r"{a+b}^{2}=c") is None
+    got = _kinds(r"Then $p^2 \nmid p$ ! and so $q \mid p$. Thus $r! = 6$ holds.")
+    assert got[r"p^2 \nmid p"] == "garbled_brackets" and got[r"q \mid p"] is None and got["r! = 6"] is None
+
+
+def test_justifications_written_in_text_after_a_comma_or_in_parentheses_are_trimmed():
+    sol = (
+        r"$$\begin{aligned} & x y=y x, \text { by cancellation law. } \\ & z=2 w, \text { since } w=1 \\ "
+        r"& u=v+1 \quad\left(\text { since } v=0\right) \\ & p=q \text{(indices modulo 5)}\end{aligned}$$"
+    )
+    assert [t for t, _, _ in candidates(sol)] == ["x y=y x", "z=2 w", "u=v+1", "p=q"]

@@ -41,6 +41,8 @@ _PLAIN_EQUATION = re.compile(rf"(?<![\w.$\\'])(?:\([ \t]*)?{_OPERAND}(?:{_OP}\(?
 _FIRST_UNIT = re.compile(rf"^\(?[ \t]*{_NUM}{_UNIT}")
 _LAST_UNIT = re.compile(rf"{_UNIT}$")
 _GAP_NOISE = re.compile(r"[\s$]|\\[()]")
+_GAP_LETTER = re.compile(r"[A-Za-z]")
+_BANG_AFTER = re.compile(r"[ \t]?!(?!=)")
 _CONNECTIVE = r"(?:and|or|so|then|thus|hence|i\.e\.|where|with|since|because|if|for|as|but|also|note|similarly)"
 _TEXT_PREFIX = re.compile(
     rf"(?:\s|\\(?:q?quad|[,;:! ])(?![A-Za-z]))*\\(?:text|mbox|textrm|mathrm)\s*\{{\s*(?:{_CONNECTIVE}\b[^{{}}]*|[\s.,;:]*)\}}"
@@ -49,7 +51,9 @@ _TEXT_PREFIX = re.compile(
 )
 _TEXT_SUFFIX = re.compile(
     rf"(?:\s|\\(?:q?quad|[,;:! ])(?![A-Za-z]))*(?:\\(?:text|mbox|textrm|mathrm)\s*\{{\s*(?:{_CONNECTIVE}\b[^{{}}]*|[\s.,;:]*)\}}\s*$"
-    rf"|(?:\\q?quad(?![A-Za-z])\s*)+\(?\s*\\(?:text|mbox)\s*\{{[^{{}}]*\}}.*$)",
+    rf"|(?:\\q?quad(?![A-Za-z])\s*)+(?:\\left)?\(?\s*\\(?:text|mbox)\s*\{{[^{{}}]*\}}.*$"
+    rf"|,\s*\\(?:text|mbox)\s*\{{\s*(?:by|since|because|where|given|using|from|as)\b[^{{}}]*\}}.*$"
+    rf"|\\(?:text|mbox)\s*\{{\s*\([^{{}}]*\)\s*\}}\s*$)",
     re.IGNORECASE | re.DOTALL,
 )
 _TEXT_CMD = re.compile(r"\\(?:text|mbox|textrm|mathrm)\s*\{")
@@ -208,6 +212,8 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
                     out.append(Candidate(ba, bb, "math", s.display, junk))
             continue
         junk = junk_reason(text)
+        if junk is None and "!" in solution[s.outer_end : s.outer_end + 2] and not s.display and _BANG_AFTER.match(solution, s.outer_end):
+            junk = "garbled_brackets"  # `$p^2 \\nmid p$ !`: the formula goes on outside its math (garbled)
         # A relation split across adjacent spans: `$A C=2 x+c=$ $x(2+\frac{d}{d+7})$`.
         if out and out[-1].junk in ("trailing_operator", "unbalanced_braces") and out[-1].kind == "math":
             prev = out[-1]
@@ -217,6 +223,8 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
                 if junk_reason(joined) is None:
                     out[-1] = Candidate(prev.start, b, "math", prev.display or s.display, None)
                     continue
+            elif len(gap) <= 8 and not _GAP_LETTER.search(gap):
+                junk = junk or "garbled_brackets"  # `$(p-$ 1) $q=pqr+\\dots$`: the rest of a cut formula
         out.append(Candidate(a, b, "math", s.display, junk))
     covered = Regions(sorted({(s.outer_start, s.outer_end) for s in spans}) + list(skipped))
     extra: list[Candidate] = []

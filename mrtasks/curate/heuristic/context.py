@@ -28,12 +28,12 @@ from mrtasks.curate.heuristic.spans import math_spans
 BOOKKEEPING = ("case_label", "case_hypothesis", "definition", "quantifier_range", "table_cell")
 
 _HYPOTHESIS_WORD = re.compile(
-    r"\b(?:if|when|whenever|case|unless|try|trying|test|testing|check|checking|consider|considering|plug|plugging|"
+    r"\b(?:if|when|whenever|case|cases|unless|try|trying|test|testing|check|checking|consider|considering|plug|plugging|"
     r"substitute|substituting)\b"
 )
 _DEFINITION_WORD = re.compile(
-    r"\b(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick|exists?|consider|label|call|say|"
-    r"there\s+(?:is|are))\b"
+    r"\b(?:let|letting|denote|denoting|define|defining|set|put|write|where|with|setting|putting|take|choose|fix|pick|exists?|"
+    r"consider|label|call|say|given|defined|convention|there\s+(?:is|are))\b"
 )
 _CLAIM_WORD = re.compile(r"claim|lemma|proposition|observation|prove|show|suffices|remains")
 _ASSUMED_WORD = re.compile(r"suppos|assum|such|satisfying|provided")
@@ -41,27 +41,33 @@ _ASSUMED_WORD = re.compile(r"suppos|assum|such|satisfying|provided")
 _MATH_OPEN = re.compile(r"(?:\$\$?|\\\(|\\\[|\\begin\{[a-z*]+\})\s*$")
 _INLINE = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
 _SENTENCE_END = re.compile(r"[.!?]\s+|\n\s*\n")
-_CASE_LABEL = re.compile(r"(?:^|\W)(?:sub)?case\s*(?:\(?[\w.]{0,6}\)?)?\s*[:.)\-\u2013]?\s*(?:\*\*)?\s*$", re.IGNORECASE)
-_AFTER_LABEL = re.compile(r"\s*(?:\$|\\\))?\s*(?:[:.)]|\*\*|\n|$)")
+_CASE_LABEL = re.compile(
+    r"(?:^|\W)(?:sub)?case\s*(?:\(?[\w.]{0,6}\)?)?\s*[:.)\-\u2013]?\s*(?:\*\*)?\s*(?:M\s*,?\s*(?:or|and)\s+)*$", re.IGNORECASE
+)
+_AFTER_LABEL = re.compile(
+    r"\s*(?:\$|\\\))?\s*(?:[:.)]|\*\*|\n|$|,?\s*(?:or|and)\s*(?:\$|\\\()|\s*for\s+(?:some|all|every|each|any)\b)"
+)
+"""After a case label's formula: the heading ends, more alternatives follow, or a range (`for some $k$`)."""
 _HYPOTHESIS = re.compile(
     r"(?:(?:^|[,;:(]|\band\b|\bthen\b|\bM\b)\s*(?:(?:now|next|finally|first|second|similarly|also|otherwise|and|but)[ ,]+)*"
     r"(?:(?:if|when|whenever)(?:\s+(?:we|it|you|one|were|was|is|to|have|had|has|get|assume|take|let|set|put|only)){0,4}"
     r"|in\s+(?:the\s+)?case(?:\s+(?:that|where|of))?|for\s+the\s+case(?:\s+(?:that|where|of))?|the\s+case|unless)"
+    r"|\bthe\s+cases?(?:\s+(?:that|where|of))?"
     r"|\b(?:try|trying|test|testing|check|checking|consider|considering|plug|plugging|substitute|substituting)"
     r"(?:\s+(?:in|the|value|values|case|cases|candidate))*)"
-    r"\s+(?:M(?:\s+(?:is|are)(?:\s+\w+){1,2})?\s*,?\s+(?:(?:and|or)(?:\s+|$))?)*$",
+    r"\s+(?:M(?:\s+(?:is|are)(?:\s+\w+){1,2})?\s*,?\s+\(?(?:(?:and|or)(?:\s+|$))?)*$",
     re.IGNORECASE,
 )
 _DEFINITION = re.compile(
-    r"(?<![\w-])(?:let|denote|define|set|put|write|where|with|setting|putting|take|choose|fix|pick|exists?|consider|label|call|"
-    r"say|there\s+(?:is|are))\b"
+    r"(?<![\w-])(?:let|letting|denote|denoting|define|defining|set|put|write|where|with|setting|putting|take|choose|fix|pick|"
+    r"exists?|consider|label|call|say|there\s+(?:is|are))\b"
     r"(?:(?!\b(?:then|so|hence|thus|we|have|get|gives?|yields?|implies|therefore|later)\b)[^.;]){0,60}$",
     re.IGNORECASE,
 )
 _FONT = r"\\(?:math(?:cal|bb|bf|frak|scr|rm|sf|it)|bm|boldsymbol|vec|bar|hat|tilde|overline|widehat|widetilde|dot)"
 _ONE_SYMBOL = (
     rf"(?:{_FONT}\s*\{{\s*\\?[A-Za-z]+\s*\}}|\\[A-Za-z]+|[A-Za-z])"
-    r"(?:_(?:\{(?:[\w,]|\\math[a-z]+\{\w+\}|\\[A-Za-z]+)+\}|\\[A-Za-z]+|\w))?(?:'|\^\{?(?:\\prime|\*|\\ast)\}?)*"
+    r"(?:_(?:\{(?:[\w,+\-]|\\math[a-z]+\{\w+\}|\\[A-Za-z]+)+\}|\\[A-Za-z]+|\w))?(?:'|\^\{?(?:\\prime|\*|\\ast)\}?)*"
 )
 _SYMBOL = re.compile(rf"\s*{_ONE_SYMBOL}(?:\([a-z, ]*\))?\s*")
 _SYMBOLS = re.compile(rf"\s*{_ONE_SYMBOL}(?:\([a-z, ]*\))?(?:\s*,\s*{_ONE_SYMBOL}(?:\([a-z, ]*\))?)*\s*")
@@ -85,7 +91,10 @@ _TO_AFTER = re.compile(r"\s*(?:\$|\\\))?\s*(?:to|until|through)\b")
 _TRIAL_VERB = re.compile(r"\b(?:check|checking|consider|considering|plug|plugging|substitute|substituting)\b[\w ]*$")
 _A_RELATION = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|lt|gt|leqslant|geqslant)(?![A-Za-z])")
 _IF_AFTER_ANY = re.compile(r"(?<!\bonly)\s+if\s*$", re.IGNORECASE)
-_ASSIGNMENT = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?[\w.]+\s*")
+_ASSIGNMENT = re.compile(
+    rf"\s*(?:{_ONE_SYMBOL}\s*=\s*(?:-?[\w.]+|\([\w., -]+\))|\((?:\s*{_ONE_SYMBOL}\s*,)+\s*{_ONE_SYMBOL}\s*\)\s*=\s*\([\w., -]+\))\s*"
+)
+"""A value given to a symbol or a tuple of symbols: `x=4`, `A=(s, t)`."""
 _BASE = re.compile(rf"{_FONT}\s*\{{\s*\\?[A-Za-z]+\s*\}}|\\?[A-Za-z]+")
 _MEMBERSHIP = re.compile(r"\\(?:in|subset|subseteq|subsetneq)(?![A-Za-z])")
 _DEFINES = re.compile(r":=|\\coloneqq(?![A-Za-z])|\\stackrel\{\\(?:text|mathrm)\{def\}\}\{=\}|\\overset\{\\(?:text|mathrm)\{def\}\}\{=\}")
@@ -94,7 +103,11 @@ _QUANTIFIER = re.compile(
 )
 # A result the text establishes: the clause ends with one of these words (`so`, `we get`, `it
 # follows that`, `which gives`, `\\Rightarrow`); `that` counts after a verb of inference.
-_BARE_FOR = re.compile(r"\bfor\s*$", re.IGNORECASE)  # `trivial for $n=1$`, `For $x \\ge 3$, ...`
+_BARE_FOR = re.compile(r"\bfor(?:\s+(?:odd|even))?(?:\s+M\s*,?\s*(?:and|or))*\s*$", re.IGNORECASE)
+"""`trivial for $n=1$`, `For $x \\ge 3$, ...`, `for $n=0$ or $n=1$`, `for odd $k=2l+1$`."""
+_ENUMERATION = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?\d+(?:\s*,\s*-?\d+){{2,}}\s*")
+"""A symbol given a list of values: `n=3,4,5,6,7` (the cases tried, after `for` or `check`)."""
+_ENUM_BEFORE = re.compile(r"(?:\bfor|\b(?:check|checking|test|testing|try|trying)(?:\s+that)?)\s*$", re.IGNORECASE)
 _DERIVED_LAST = frozenset(
     "so hence thus therefore consequently get gets obtain obtains find finds see conclude deduce derive know give gives "
     "yield yields imply implies implying follows meaning i.e. namely hold holds \\rightarrow \\implies "
@@ -142,21 +155,40 @@ def _clause(solution: str, start: int) -> str:
     return _INLINE.sub(" M ", text) if "$" in text or "\\(" in text else text
 
 
+_AND_TEXT = re.compile(r"\\text\s*\{\s*and\s*\}")
+_DEF_WORD_RAW = re.compile(
+    r"(?i)\b(?:let|letting|denote|denoting|define|defining|set|setting|put|putting|where|with|take|choose|fix|pick|consider)\b"
+)
+
+
 def _new_symbol_defined(solution: str, start: int, end: int, known: str) -> bool:
-    """The first or last member of the formula's chain is a single symbol that neither the problem
-    (`known`) nor the text before it has used (`Let $x = 2a = k$`); or the formula declares symbols
-    (`a, b \\in G`, `f(x), g(x) \\in \\mathbb{Q}[x]`) or bounds them (`\\varepsilon>0`, `n, m > N`)."""
+    """The first or last member of the formula's chain (of each, for `A = x \\text{ and } b = y`) is a
+    name (`x`, `f^{n}(x)`, `(r, s, t)`) that neither the problem (`known`) nor the text before the
+    definition's word has used (`Let $x = 2a = k$`; `let $s=2$ for ... and $s=1$ for ...`); or the
+    formula declares symbols (`a, b \\in G`, `f(x), g(x) \\in \\mathbb{Q}[x]`) or bounds them
+    (`\\varepsilon>0`, `n, m > N`)."""
     text = solution[start:end]
     if _DECLARED.fullmatch(text):
         return True  # `Let $\\varepsilon>0$ be given`, `there exists $m \\geq 0$`: a declaration, new or not
-    parts = _RELATION_SPLIT.split(text)
-    if len(parts) >= 2:
-        names = [side.strip() for side in (parts[0], parts[-1]) if _SYMBOL.fullmatch(side)]
-    else:
-        parts = _MEMBERSHIP.split(text, maxsplit=1)  # `Let $a, b \\in G$`, `$S \\subset Q$`: declared
-        return len(parts) == 2 and bool(_SYMBOLS.fullmatch(parts[0]))
-    bases = {_BASE.match(n).group(0) for n in names}  # `a_n` is not new where `a_{n+1}` was used
-    return any(not _used(b, _math_text(known)) and not _used(b, _math_text(solution, start)) for b in bases)
+    names: list[str] = []
+    for item in _AND_TEXT.split(text) if "\\text" in text else (text,):
+        parts = _RELATION_SPLIT.split(item)
+        if len(parts) >= 2:
+            names += [side.strip() for side in (parts[0], parts[-1]) if _NAME.fullmatch(side)]
+        elif item is text:
+            parts = _MEMBERSHIP.split(text, maxsplit=1)  # `Let $a, b \\in G$`, `$S \\subset Q$`: declared
+            return len(parts) == 2 and bool(_SYMBOLS.fullmatch(parts[0]))
+    if not names:
+        return False
+    words = [m.start() for m in _DEF_WORD_RAW.finditer(solution, max(0, start - 160), start)]
+    before = words[-1] if words else start  # the symbols the definition itself names first are still new
+    seen = (_math_text(known), _math_text(solution, before))
+    for n in names:
+        for b in {m.group(0) for m in _BASE.finditer(n.strip("() "))} if n.lstrip().startswith("(") else {_BASE.match(n).group(0)}:
+            bare = n.strip()[len(b) :].lstrip()[:1] not in ("_", "^")  # `N` is not `N_\\alpha`; `a_n` is `a_{n+1}`
+            if not any(_used(b, m, bare) for m in seen):
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=64)
@@ -167,30 +199,45 @@ def _math_text(text: str, end: int | None = None) -> str:
     return " ".join(text[s.start : s.end] for s in spans if end is None or s.end <= end)
 
 
-def _used(name: str, math: str) -> bool:
-    """`name` occurs in math as a symbol of its own (not inside a longer name or command)."""
+def _used(name: str, math: str, bare: bool = False) -> bool:
+    """`name` occurs in math as a symbol of its own (not inside a longer name or command); a bare
+    name (`N`) does not count its subscripted relatives (`N_\\alpha`)."""
     i = math.find(name)
     while i >= 0:
         before = math[i - 1] if i else " "
         after = math[i + len(name)] if i + len(name) < len(math) else " "
-        if not (before.isalpha() or before == "\\") and not after.isalpha():
+        if not (before.isalpha() or before == "\\") and not after.isalpha() and not (bare and after == "_"):
             return True
         i = math.find(name, i + 1)
     return False
 
 
 _NAMING = re.compile(
-    r"(?:\b(?:denote|define|putting|setting|say|label|write|where)|\btake(?:\s+e\.g\.)?)"
+    r"(?:\b(?:denote|define|putting|setting|say|label|write|where|letting)|\btake(?:\s+e\.g\.)?|\bdenot(?:e|ing)(?:\s+\w+)?\s+by"
+    r"|\b(?:given|defined)\s+by|\bdefine[sd]?\b[^.;]{0,40}?\b(?:by|as(?:\s+follows)?\s*:?)|\bconvention(?:\s+that)?)"
     r"(?:\s+M\s*,?(?:\s+and)?)*\s*$",
     re.IGNORECASE,
 )
+_NAME = re.compile(
+    rf"\s*(?:{_ONE_SYMBOL}(?:\^\{{?[\w+\-]+\}}?)?(?:\([\w, ]*\))?|\((?:\s*{_ONE_SYMBOL}\s*,)+\s*{_ONE_SYMBOL}\s*\))\s*"
+)
+"""A name being given a value: `a`, `f(x)`, `f^{n}(x)`, `(r, s, t)`."""
+_CHAIN = re.compile(
+    rf"{_SYMBOL.pattern}(?:(?:<|>|\\(?:le|ge|leq|geq|leqslant|geqslant)(?![A-Za-z]))\s*(?:{_SYMBOL.pattern}|\s*\\[lc]?dots\s*))+"
+)
+"""Symbols named in order: `a_{1}<a_{2}<\\cdots<a_{n}` (`denote them by ...`)."""
 
 
 def _names_symbols(text: str) -> bool:
     """The formula gives a name a value: `a = \\frac{n+m}{2}`, `F_\\alpha=F, G_\\alpha=G`, `\\varphi(N) = N'`."""
-    items = [i for i in re.split(r",\s*(?![^{}()]*[})])", text) if i.strip() and not i.strip().startswith("\\forall")]
+    items = [
+        i for i in re.split(r",\s*(?![^{}()\[\]]*[})\]])", text)
+        if i.strip() and not i.strip().startswith("\\forall") and not _RANGE.fullmatch(i)  # `..., 1 \\leq k \\leq n`
+    ]
+    if _CHAIN.fullmatch(text):
+        return True
     return bool(items) and all(
-        len(parts := _RELATION_SPLIT.split(item, maxsplit=1)) == 2 and _SYMBOL.fullmatch(parts[0]) for item in items
+        len(parts := _RELATION_SPLIT.split(item, maxsplit=1)) == 2 and _NAME.fullmatch(parts[0]) for item in items
     )
 
 
@@ -200,7 +247,11 @@ def _one_relation(text: str) -> bool:
     if len(re.sub(r"\s|\\[,;!]", "", text)) > 40:
         return False
     top = re.sub(r"\{[^{}]*\}|\([^()]*\)", "", text)
-    return "," not in top or all(_ASSIGNMENT.fullmatch(item) for item in text.split(","))
+    if "," not in top:
+        return True
+    if len(parts := _MEMBERSHIP.split(text, maxsplit=1)) == 2 and _SYMBOLS.fullmatch(parts[0]):
+        return True  # `If $F, G \\subseteq X$ are closed`: symbols declared for the case
+    return all(_ASSIGNMENT.fullmatch(item) for item in re.split(r",\s*(?![^()]*\))", text))
 
 
 def role(solution: str, start: int, end: int, known: str = "") -> str | None:
@@ -209,13 +260,17 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     if _DEFINES.search(solution, start, end):
         return "definition"  # `A_n := \\{z : f(z) = 0\\}`
     line = solution.rfind("\n", 0, start) + 1
-    if solution.startswith("|", line) and solution.count("|", line, start) >= 2:
-        return "table_cell"  # a cell of a Markdown table: `| $k$ | $y$ | $x = \\pm 5$ |`
+    if solution.startswith("|", line) and (solution.count("|", line, start) >= 2 or _row_of_cells(solution, line, end)):
+        return "table_cell"  # a cell of a Markdown table: `| $k$ | $y$ | $x = \\pm 5$ |`, its first cell too
     clause = _clause(solution, start)
     tail = clause[-90:]  # every pattern but `claim` reads the words just before the formula
     low = tail.lower()  # cheap word tests first: most formulas have none of these words near them
     if "case" in low[-40:] and _CASE_LABEL.search(tail[-40:]) and _AFTER_LABEL.match(solution, end):
         return "case_label"
+    if solution.find("ase", max(0, start - 40), start) >= 0 and "case" not in low[-40:]:
+        head = _INLINE.sub(" M ", _MATH_OPEN.sub("", solution[max(0, start - 40) : start].rstrip()) + " ")
+        if _CASE_LABEL.search(head) and _AFTER_LABEL.match(solution, end):
+            return "case_label"  # `- Case 3. $x<1$ or ...`: the clause reader cut the sentence at `3. `
     if _HYPOTHESIS_WORD.search(low[-70:]) and _HYPOTHESIS.search(tail[-70:]) and _one_relation(solution[start:end]):
         if _A_RELATION.search(solution, start, end) or not _TRIAL_VERB.search(low[-60:]):
             return "case_hypothesis"  # `consider`/`check`/`substitute` open a case only with a relation
@@ -241,10 +296,23 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
             _BARE_FOR.search(tail[-12:]) and size <= 10
         ):
             return "quantifier_range"
+    if formula.count(",") >= 2 and _ENUMERATION.fullmatch(formula) and _ENUM_BEFORE.search(tail[-24:]):
+        return "quantifier_range"  # `given for $n=3,4,5,6,7$`, `check that $x=0,1,2,3$ fail`: the cases tried
     if _derived(tail):
         return "derived"
     if _CLAIM_WORD.search(clause.lower()) and _CLAIM.search(clause):
         return "claim"
     if _ASSUMED_WORD.search(low) and _ASSUMED.search(tail):
-        return "assumed"
+        # `Suppose by symmetry that $i=3$`, `We assume $n_r=p q$`: a symbol given a value opens a case
+        return "case_hypothesis" if _CASE_VALUE.fullmatch(formula) else "assumed"
     return None
+
+
+_CASE_VALUE = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?(?:\d+|[A-Za-z](?:\s*[A-Za-z]){{0,2}})\s*")
+
+
+def _row_of_cells(solution: str, line: int, end: int) -> bool:
+    """The line holding the formula is a Markdown table row: `| $x$ | 2 |` (at least two cells)."""
+    stop = solution.find("\n", end)
+    row = solution[line : stop if stop >= 0 else len(solution)].rstrip()
+    return row.endswith("|") and row.count("|") >= 3

@@ -38,7 +38,7 @@ _BARE_NUMBER_OR_UNIT = re.compile(
 _TEXT_ONLY = re.compile(rf"^(?:{_UNIT_CMD}|[\s.,:;!?()])+$")
 _LEADING_RELATION = re.compile(
     r"^(?:=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
-    r"Leftrightarrow|to|lt|gt)(?![A-Za-z]))"
+    r"Leftrightarrow|to|lt|gt|mid|nmid|in|notin|subset|subseteq)(?![A-Za-z]))"
 )
 _TRAILING_OPERATOR = re.compile(
     r"(?:[=<>+\-*/^_(\[]|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
@@ -93,8 +93,12 @@ _INDEX_LIST = re.compile(
     rf"^(?:\\left)?\(?\s*{_SYM_IDX}\s*,\s*(?:{_SYM_IDX}\s*,\s*)*(?:{_DOTS}\s*,\s*)?{_SYM_IDX}\s*(?:\\right)?\)?$"
 )
 """A family of indexed symbols: `\\lambda_1, \\ldots, \\lambda_n`, `(k_1,k_2,...,k_n)`."""
-_TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*,\s*\w+\s*$")
-"""A condition with its index range: `b_i \\leq a_i, i=1,2,\\ldots,k`."""
+_TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*(?:,\s*\w+)?\s*$")
+"""A condition with its index range: `b_i \\leq a_i, i=1,2,\\ldots,k`, `0 \\leq k \\leq n, n=1,2, \\ldots`."""
+_HEADLESS_FRACTION = re.compile(r"^\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*\{")
+"""`{(m+n)!}{m!\\,n!}`: a fraction whose `\\frac` the source lost (garbled)."""
+_CUT_DOTS = re.compile(rf"(?:[-+]|\\(?:cdot|times))\s*{_DOTS}\s*$")
+"""`-1 \\cdot 2 \\cdot \\cdots`: a product cut off after its dots (the rest sits in another span)."""
 _WHOLE_SYSTEM = re.compile(r"^\\begin\{(alignat|eqnarray|align|flalign)\*?\}.*\\end\{\1\*?\}$", re.DOTALL)
 _WHOLE_ARRAY = re.compile(r"^\\begin\{(array|tabular)\}.*\\end\{\1\}$", re.DOTALL)  # a matrix has `\left(` around it
 _RULED = re.compile(r"\\begin\{(?:array|tabular)\}\s*\{[^{}]*\|")
@@ -168,7 +172,7 @@ def junk_reason(text: str) -> str | None:
         return "leading_relation"
     if _LEADING_OPERATOR.match(stripped):
         return "leading_operator"
-    if _TRAILING_OPERATOR.search(compact.rstrip(".,;:")):
+    if _TRAILING_OPERATOR.search(compact.rstrip(".,;:")) or ("dots" in stripped and _CUT_DOTS.search(stripped)):
         return "trailing_operator"
     if nested:
         return "nested_box_or_tag"
@@ -182,7 +186,7 @@ def junk_reason(text: str) -> str | None:
         return "table"
     if ("&" in stripped or "\\\\" in stripped) and _top_level_marks(stripped):
         return "alignment_residue"
-    if not _brackets_pair(stripped):
+    if not _brackets_pair(stripped) or (stripped[0] == "{" and _HEADLESS_FRACTION.match(stripped)):
         return "garbled_brackets"
     if _INDEX_RANGE.match(stripped) or _INDEX_LIST.match(stripped) or _TRAILING_RANGE.search(stripped):
         return "index_range"

@@ -15,9 +15,11 @@ the project's real commands (as subprocesses, logs under `OUT/logs/`):
 3. `python -m training.run --recipe learn` (`training/recipes/learn/`): per seed the GRPO baseline
    (`--stage baseline`) and MR-RLVR (`--stage all --task T`: Stage I on T, then Stage II from its
    weights, as many Stage II steps as the baseline);
-4. `python -m eval.run --backend transformers` on the held-out problems, n = 64, for the warm
+4. the fixed-batch check: each arm's reward trained on a few prompts seen at every step (can the
+   model learn to earn it at all?);
+5. `python -m eval.run --backend transformers` on the held-out problems, n = 64, for the warm
    start and every trained model;
-5. the report (`training.learn_report`): `docs/learning.md` and its PNGs.
+6. the report (`training.learn_report`): `docs/learning.md` and its PNGs.
 
 Jobs (one seed's arm, then its evaluation) run `--jobs` at a time, each with
 `cores / jobs` torch threads. A rerun of the same command resumes: finished phases, stages and
@@ -94,6 +96,12 @@ class LearnConfig:
     sft_epochs: float = 4.0
     sft_learning_rate: float = 2e-3
     sft_stage1_share: float = 0.2
+    fixed_batch_prompts: int = 8
+    """The fixed-batch check: each arm's reward trained from the warm start on this many training
+    prompts only (one step's worth, seen every step; seed 1). A reward the model cannot learn to earn
+    even there is broken or out of reach at this scale; one it learns there but not on the whole set
+    teaches, and what the full runs lack is generalization across problems. 0 skips the check."""
+    fixed_batch_steps: int = 30
     eval_n: int = 64
     eval_max_new_tokens: int = 160
     evaluate: bool = True
@@ -112,7 +120,7 @@ def mode_config(mode: str) -> LearnConfig:
         return LearnConfig(mode="full", arms=STAGE1_ARMS_FULL)
     if mode == "quick":
         return LearnConfig(mode="quick", train_problems=400, seeds=(1,), baseline=False, stage2=False,
-                           stage1_steps=16, hidden_size=128, sft_epochs=2.0, evaluate=False)
+                           stage1_steps=16, fixed_batch_steps=16, hidden_size=128, sft_epochs=2.0, evaluate=False)
     raise ValueError(f"unknown mode {mode!r}")
 
 
@@ -198,6 +206,10 @@ class Paths:
     def run_root(self, seed: int) -> Path:
         return self.out / "runs" / f"seed{seed}"
 
+    @property
+    def fixed_batch(self) -> Path:
+        return self.out / "runs" / "fixed_batch"
+
     def eval_dir(self, name: str) -> Path:
         return self.out / "eval" / name
 
@@ -251,6 +263,21 @@ def stage_argvs(config: LearnConfig, paths: Paths, seed: int, arm: str) -> list[
         # Stage II reads Stage I's final save under the same --output-dir (training.run's --stage 2).
         jobs.append((f"seed{seed}-stage2_{arm}", argv(["--stage", "2", "--task", arm], f"max_steps={config.stage2_steps}")))
     return jobs
+
+
+def fixed_batch_argvs(config: LearnConfig, paths: Paths) -> list[tuple[str, list[str]]]:
+    """(job name, argv) of the fixed-batch check: every arm's Stage I task, and the outcome reward
+    when the baseline runs, each on the first `fixed_batch_prompts` training prompts."""
+    if not config.fixed_batch_prompts:
+        return []
+    stages = [(arm, ["--stage", "1", "--task", arm]) for arm in config.arms]
+    if config.baseline:
+        stages.append((BASELINE, ["--stage", "baseline"]))
+    return [(f"fixed_batch-{name}", ["-m", "training.run", "--recipe", RECIPE, "--dataset", str(paths.dataset),
+                                     "--output-dir", str(paths.fixed_batch), *stage, "seed=1",
+                                     f"model_name_or_path={paths.warm_start}", f"max_steps={config.fixed_batch_steps}",
+                                     f"max_train_samples={config.fixed_batch_prompts}", *config.extra_overrides])
+            for name, stage in stages]
 
 
 def eval_argv(config: LearnConfig, paths: Paths, model: Path, name: str) -> list[str]:
@@ -313,6 +340,7 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
                 steps.append((f"eval-{label}", eval_argv(config, paths, model, label)))
             chains.append((f"seed{seed}-{arm}", steps))
     chains.sort(key=lambda c: -len(c[1]))
+    chains += [(name, [(name, argv)]) for name, argv in fixed_batch_argvs(config, paths)]
     if config.evaluate:
         chains.insert(0, (f"eval-{WARM_START}", [(f"eval-{WARM_START}", eval_argv(config, paths, paths.warm_start, WARM_START))]))
 

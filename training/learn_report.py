@@ -48,6 +48,16 @@ def stage_dirs(config: Any) -> list[tuple[str, str, str]]:
     return out
 
 
+def fixed_batch_dirs(config: Any) -> list[tuple[str, str, str]]:
+    """(stage folder, label, reward name) of the fixed-batch check's runs (`training.learn`)."""
+    if not getattr(config, "fixed_batch_prompts", 0):
+        return []
+    out = [(f"stage1_{t}", t, t) for t in config.arms]
+    if config.baseline:
+        out.append(("grpo_baseline", "outcome", "outcome"))
+    return out
+
+
 def stage_curves(run_root: Path, folder: str, reward: str) -> dict[str, list[float]]:
     """Per optimizer step: the mean reward and the share of zero-variance groups (last record per step)."""
     by_step: dict[int, dict[str, Any]] = {}
@@ -239,6 +249,21 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
                               "yes" if ok else "**no**", f"{kl_end:.3f}"])
     verdict["rise"] = rise_ok
 
+    # The fixed-batch check: the same rewards on a few prompts seen every step.
+    fixed = {label: stage_curves(paths.fixed_batch, folder, reward) for folder, label, reward in fixed_batch_dirs(config)}
+    fixed_rows = []
+    for label, c in fixed.items():
+        first, last = fifths(c["reward"])
+        zero = [v for v in c["zero_std"] if not math.isnan(v)]
+        ok = bool(c["reward"]) and (last - first) >= RISE
+        verdict.setdefault("fixed_batch_rises", {})[label] = {"steps": len(c["reward"]), "first_fifth": first,
+                                                              "last_fifth": last, "rise": last - first, "ok": ok}
+        fixed_rows.append([label, str(len(c["reward"])), f"{first:.3f}", f"{last:.3f}", f"{last - first:+.3f}",
+                           "yes" if ok else "**no**", f"{100 * statistics.fmean(zero):.0f}%" if zero else "n/a"])
+    verdict["fixed_batch"] = all(r["ok"] for r in verdict.get("fixed_batch_rises", {}).values()) if fixed else None
+    fixed_png = (plot_curves([(label, {1: c}) for label, c in fixed.items()], "reward", "mean reward",
+                             report.with_name(f"{stem}_fixed_batch.png")) if fixed else None)
+
     zero_rows = []
     for folder, label, _ in stages:
         firsts, lasts, alls = [], [], []
@@ -374,6 +399,17 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
               f"Rise check (mean reward over the last fifth of a stage's steps minus its first fifth, ≥ {RISE}):", ""]
     lines += _table(["stage", "seed", "steps", "first fifth", "last fifth", "rise", f"≥ {RISE}",
                      "KL to the start, last fifth"], rise_rows)
+    if fixed:
+        lines += ["", "## Fixed-batch check: can each reward be learned at all?", "",
+                  f"Each reward's task trained from the warm start on its first {config.fixed_batch_prompts} training "
+                  f"prompts only (one step's worth, seen every step), {config.fixed_batch_steps} steps, seed 1, the same "
+                  "recipe otherwise. A reward that a model cannot learn to earn even on prompts it sees at every step "
+                  "is broken (the `process` fault of the last review would stay flat at 0 here) or out of reach at this "
+                  "scale; one it learns here but not over the whole training set (above) does teach, and what the full "
+                  "runs lack is generalization across problems in their steps.", "",
+                  f"![fixed-batch reward curves]({fixed_png.name})" if fixed_png else "", ""]
+        lines += _table(["reward", "steps", "first fifth", "last fifth", "rise", f"≥ {RISE}", "groups all-equal"],
+                        fixed_rows)
     lines += ["", "## Groups with no gradient", "",
               "Share of GRPO groups (8 rollouts of one prompt) whose rewards are all equal, so their advantages are",
               "zero (TRL's `frac_reward_zero_std`), mean ± std over seeds (min–max), in %:", "",
@@ -443,6 +479,10 @@ def _summary_lines(config: Any, verdict: dict[str, Any], evals: dict[str, Any], 
                    rise_ok: bool, above_ok: bool | None) -> list[str]:
     lines = [f"- Reward rise ≥ {RISE} from the first to the last fifth of every stage, every seed: "
              f"**{'yes' if rise_ok else 'no'}** (table below)."]
+    if verdict.get("fixed_batch") is not None:
+        rises = ", ".join(f"{k} {v['rise']:+.3f}" for k, v in verdict.get("fixed_batch_rises", {}).items())
+        lines.append(f"- Fixed-batch check (each reward on {config.fixed_batch_prompts} prompts seen every step), rise ≥ "
+                     f"{RISE} for every reward: **{'yes' if verdict['fixed_batch'] else 'no'}** ({rises}).")
     if above_ok is not None:
         lines.append(f"- Held-out Pass@1 after RL above the warm start's ({pct(verdict['warm_start_pass1'])}%) in every "
                      f"arm and seed: **{'yes' if above_ok else 'no'}**.")
@@ -470,6 +510,19 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
         text = ["Not every reward curve rose by the margin asked for: " + ", ".join(flat) + ". The curves and the "
                 "zero-variance shares above say whether such a stage had a signal at all (rewards that vary within "
                 "groups) and did not move the policy far enough in its steps, or had none. " + zero_note, ""]
+    fixed = verdict.get("fixed_batch_rises", {})
+    if fixed:
+        learned = [k for k, v in fixed.items() if v["ok"]]
+        unlearned = [k for k, v in fixed.items() if not v["ok"]]
+        text += [("On a fixed batch of prompts seen at every step the model did learn to earn "
+                  + (", ".join(learned) if learned else "none of the rewards")
+                  + (f" (rise ≥ {RISE}); " if learned else "; ")
+                  + ("so the reward path works end to end (TRL calls the rewards, their scores move the policy the "
+                     "right way), and where the full runs stay flat, what they lack is generalization across problems "
+                     "in this many steps. " if learned else "")
+                  + (f"It did not reach the margin on {', '.join(unlearned)}: see its curve and its share of all-equal "
+                     "groups (a reward that is almost always 0 for this model gives no gradient to learn from)."
+                     if unlearned else "")), ""]
     if verdict.get("above_warm_start") is False:
         rises = verdict.get("rises", {}).values()
         zero = [r["zero_std_mean"] for r in rises if r.get("zero_std_mean") is not None]

@@ -202,6 +202,24 @@ def test_every_training_command_of_the_experiment_parses(tmp_path, capsys):
     assert f'"max_steps": {config.stage1_steps}' in out and f'"max_steps": {config.stage2_steps}' in out
 
 
+def test_the_fixed_batch_check_trains_each_reward_on_one_steps_prompts(tmp_path, capsys):
+    """Every arm's Stage I task and the outcome reward, each on its first 8 training prompts, dry-run."""
+    from training.learn import Paths, fixed_batch_argvs, mode_config
+    from training.run import main
+
+    config = mode_config("full")
+    jobs = fixed_batch_argvs(config, Paths(tmp_path))
+    assert [name for name, _ in jobs] == [f"fixed_batch-{t}" for t in config.arms] + ["fixed_batch-grpo_baseline"]
+    for _, argv in jobs:
+        assert main([*argv[2:], "--dry-run"]) == 0, argv
+        assert str(tmp_path / "runs" / "fixed_batch") in argv
+    out = capsys.readouterr().out
+    assert out.count('"max_train_samples": 8') == len(jobs) and f'"max_steps": {config.fixed_batch_steps}' in out
+    from dataclasses import replace
+
+    assert fixed_batch_argvs(replace(config, fixed_batch_prompts=0), Paths(tmp_path)) == []
+
+
 def test_runner_times_each_command_and_names_the_log_of_a_failed_one(tmp_path):
     from training.learn import LearnError, Runner
 
@@ -259,6 +277,8 @@ def test_quick_run_goes_through_the_real_commands_and_its_stage1_reward_has_a_si
     rise = verdict["rises"]["stage1_masked_then_fill:seed1"]
     assert rise["steps"] == 16
     assert verdict["rise"] is (rise["rise"] >= 0.15)
+    fixed = verdict["fixed_batch_rises"]["masked_then_fill"]  # the same reward on 8 prompts seen every step
+    assert fixed["steps"] == 16 and verdict["fixed_batch"] is (fixed["rise"] >= 0.15)
     report = (out / "learning.md").read_text()
     assert "Stage I: masked_then_fill" in report and (out / "learning_rewards.png").stat().st_size > 1000
     log = [json.loads(line) for line in (out / "runs" / "seed1" / "stage1_masked_then_fill" / "reward_log.jsonl")
@@ -282,3 +302,14 @@ def test_quick_run_goes_through_the_real_commands_and_its_stage1_reward_has_a_si
     assert max(reward([[{"role": "assistant", "content": c}] for c in shifted], **columns)) < 1.0
     timings = json.loads((out / "timings.json").read_text())
     assert set(timings["runs"][-1]["commands"]) >= {"build", "warmstart", "seed1-stage1_masked_then_fill"}
+
+
+def test_a_fixed_batch_run_short_of_the_margin_is_explained_by_its_curve():
+    from training.learn_report import _short_of_margin
+
+    def run(rise, zero):
+        return {"rise": rise, "steps": 30, "zero_std_mean": zero}
+
+    assert "out of reach" in _short_of_margin("step_reordering", run(0.001, 0.96))  # no gradient to learn from
+    assert "learned, more slowly" in _short_of_margin("masked_then_fill", run(0.121, 0.01))
+    assert "first thing to check" in _short_of_margin("outcome", run(-0.02, 0.10))  # signal, yet no rise

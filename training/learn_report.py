@@ -256,8 +256,9 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
         first, last = fifths(c["reward"])
         zero = [v for v in c["zero_std"] if not math.isnan(v)]
         ok = bool(c["reward"]) and (last - first) >= RISE
-        verdict.setdefault("fixed_batch_rises", {})[label] = {"steps": len(c["reward"]), "first_fifth": first,
-                                                              "last_fifth": last, "rise": last - first, "ok": ok}
+        verdict.setdefault("fixed_batch_rises", {})[label] = {
+            "steps": len(c["reward"]), "first_fifth": first, "last_fifth": last, "rise": last - first, "ok": ok,
+            "zero_std_mean": statistics.fmean(zero) if zero else float("nan")}
         fixed_rows.append([label, str(len(c["reward"])), f"{first:.3f}", f"{last:.3f}", f"{last - first:+.3f}",
                            "yes" if ok else "**no**", f"{100 * statistics.fmean(zero):.0f}%" if zero else "n/a"])
     verdict["fixed_batch"] = all(r["ok"] for r in verdict.get("fixed_batch_rises", {}).values()) if fixed else None
@@ -496,6 +497,20 @@ def _summary_lines(config: Any, verdict: dict[str, Any], evals: dict[str, Any], 
     return lines
 
 
+def _short_of_margin(reward: str, r: dict[str, Any]) -> str:
+    """Why a fixed-batch run stayed under the margin, as its curve and zero-variance share say."""
+    zero = r.get("zero_std_mean", float("nan"))
+    if not zero < 0.5:  # also NaN: no record
+        return (f"{reward} gave almost no gradient ({100 * zero:.0f}% of groups all-equal): for this model it is out of "
+                "reach, not learnable from its own samples.")
+    if r["rise"] > 0:
+        return (f"{reward} rose by {r['rise']:+.3f} in {r['steps']} steps, short of the margin, though its groups "
+                f"varied ({100 * zero:.0f}% all-equal): it is learned, more slowly than the margin asks at this "
+                "learning rate (see its curve).")
+    return (f"{reward} did not rise ({r['rise']:+.3f}) although its groups varied ({100 * zero:.0f}% all-equal): "
+            "a reward that does not reward what it should is the first thing to check.")
+
+
 def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list[str]:
     gains = {k.split(":", 1)[1]: v for k, v in verdict.items() if k.startswith("pass1_gain:")}
     zero_note = ("A reward that silently scored 0.0 everywhere (the `process` fault of the last review) would "
@@ -520,9 +535,7 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
                   + ("so the reward path works end to end (TRL calls the rewards, their scores move the policy the "
                      "right way), and where the full runs stay flat, what they lack is generalization across problems "
                      "in this many steps. " if learned else "")
-                  + (f"It did not reach the margin on {', '.join(unlearned)}: see its curve and its share of all-equal "
-                     "groups (a reward that is almost always 0 for this model gives no gradient to learn from)."
-                     if unlearned else "")), ""]
+                  + " ".join(_short_of_margin(k, fixed[k]) for k in unlearned)), ""]
     if verdict.get("above_warm_start") is False:
         rises = verdict.get("rises", {}).values()
         zero = [r["zero_std_mean"] for r in rises if r.get("zero_std_mean") is not None]

@@ -312,4 +312,5 @@ def test_a_fixed_batch_run_short_of_the_margin_is_explained_by_its_curve():
 
     assert "out of reach" in _short_of_margin("step_reordering", run(0.001, 0.96))  # no gradient to learn from
     assert "learned, more slowly" in _short_of_margin("masked_then_fill", run(0.121, 0.01))
+    assert "learned, more slowly" in _short_of_margin("error_correction", run(0.124, 0.65))  # rare but real signal
     assert "first thing to check" in _short_of_margin("outcome", run(-0.02, 0.10))  # signal, yet no rise

@@ -467,8 +467,11 @@ def main(argv: list[str] | None = None) -> int:
         (out / "learn_record.json").write_text(json.dumps(record, indent=2) + "\n")
     from training.learn_report import write_report
 
-    if args.report_only and timings["runs"]:  # the report names the command that ran the experiment
-        command = timings["runs"][-1]["command"]
+    # The report names the command that ran this mode's experiment (a full run in a default run's
+    # folder adds an invocation with more arms: the default report is not about it).
+    mine = [r for r in timings["runs"] if set(r.get("arms", ())) <= set(config.arms)]
+    if args.report_only and mine:
+        command = mine[-1]["command"]
     verdict = write_report(config, paths, report, command=command)
     # A check that fails (a flat curve, no gain) is a result the report states, not a failed run.
     logger.info("report written to %s (reward rise in every stage and seed: %s)", report, verdict.get("rise"))

@@ -500,13 +500,13 @@ def _summary_lines(config: Any, verdict: dict[str, Any], evals: dict[str, Any], 
 def _short_of_margin(reward: str, r: dict[str, Any]) -> str:
     """Why a fixed-batch run stayed under the margin, as its curve and zero-variance share say."""
     zero = r.get("zero_std_mean", float("nan"))
+    if r["rise"] >= RISE / 3:
+        return (f"{reward} rose by {r['rise']:+.3f} in {r['steps']} steps ({100 * zero:.0f}% of groups all-equal), "
+                "short of the margin: it is learned, more slowly than the margin asks at this learning rate (see "
+                "its curve).")
     if not zero < 0.5:  # also NaN: no record
         return (f"{reward} gave almost no gradient ({100 * zero:.0f}% of groups all-equal): for this model it is out of "
                 "reach, not learnable from its own samples.")
-    if r["rise"] > 0:
-        return (f"{reward} rose by {r['rise']:+.3f} in {r['steps']} steps, short of the margin, though its groups "
-                f"varied ({100 * zero:.0f}% all-equal): it is learned, more slowly than the margin asks at this "
-                "learning rate (see its curve).")
     return (f"{reward} did not rise ({r['rise']:+.3f}) although its groups varied ({100 * zero:.0f}% all-equal): "
             "a reward that does not reward what it should is the first thing to check.")
 

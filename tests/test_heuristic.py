@@ -546,7 +546,9 @@ def test_enumerations_case_prefixes_row_fragments_and_glued_subjects_are_junk():
     }
     for text, reason in cases.items():
         assert junk_reason(text) == reason, text
-    for keep in (r"x = 1, 2", r"f: X \to Y", r"\{x=1 : x>0\}", "a:b = 2:3", "x=2, y=3", r"a, b \in G", r"-x + 1 = 0"):
+    keeps = (r"x = 1, 2", r"f: X \to Y", r"\{x=1 : x>0\}", "a:b = 2:3", "x=2, y=3", r"a, b \in G", r"-x + 1 = 0",
+             r"x = 2\, y")  # `\,` is a thin space, not a comma before a subject
+    for keep in keeps:
         assert junk_reason(keep) is None, keep
 
 

@@ -41,7 +41,7 @@ def _send(outbox: Connection, message: object) -> bool:
     try:
         outbox.send(message)
         return True
-    except (BrokenPipeError, OSError):
+    except OSError:  # BrokenPipeError and its kin
         return False
 
 

@@ -38,6 +38,7 @@ from typing import Any
 
 from mrtasks.mathcheck import Verdict, judge_in_process, numeric_truth, split_top_level, theorem_key
 from mrtasks.mathcheck.expr import values_equal
+from mrtasks.mathcheck.latex import balanced
 from mrtasks.prompts import error_correction_messages
 from mrtasks.tasks import arithmetic
 from mrtasks.tasks.base import NotEligible, rng_for
@@ -195,15 +196,7 @@ def _editable(formula: str, config: ErrorCorrectionConfig) -> bool:
         return False
     if any(cmd in formula for cmd in ("\\boxed", "\\fbox", "\\tag")):
         return False
-    if "{" in formula or "}" in formula:
-        depth = 0
-        for c in formula:
-            depth += (c == "{") - (c == "}")
-            if depth < 0:
-                return False
-        if depth:
-            return False
-    return ";" not in formula or len(split_top_level(formula, ";")) == 1
+    return balanced(formula) and len(split_top_level(formula, ";")) == 1
 
 
 def candidate_edits(steps: list[str], formulas: list[str], config: ErrorCorrectionConfig) -> list[Edit]:

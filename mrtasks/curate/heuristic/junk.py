@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from mrtasks.curate.heuristic.spans import top_level_marks
+from mrtasks.mathcheck.latex import split_top_level
 
 _SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad|left|right|displaystyle|textstyle|big[lr]?|Big[lr]?)(?![A-Za-z])|[\s&~]")
 _NUMBER = r"[-+\u2212]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:\\%|%|\^\{?\\circ\}?|\\circ|\\degree)?"
@@ -56,23 +57,15 @@ _SUBJECT = re.compile(r"^\s*(?:\\(?:sin|cos|tan|log|ln)\s*)?(?:\\[A-Za-z]+|[A-Za
 _HAS_RELATION = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|cap|cup|subset|subseteq|in)(?![A-Za-z])")
 
 
-def _top_level_items(text: str) -> list[str]:
-    items, depth, last = [], 0, 0
-    for i, c in enumerate(text):
-        depth += (c in "{([") - (c in "})]")
-        if c == "," and depth == 0:
-            items.append(text[last:i])
-            last = i + 1
-    return [*items, text[last:]]
-
-
 def _trailing_subject(text: str) -> bool:
     """`q \\equiv 3 \\bmod 4, q`, `U \\cap V=\\emptyset, A_1`, `\\theta=150^{\\circ}, \\sin \\theta`: a relation, then
     the next sentence's subject that the source wrote inside the same math span (garbled)."""
     if "," not in text:
         return False
-    items = _top_level_items(text)
+    items = split_top_level(text, ",")  # `\\,` is spacing, not a comma
     return len(items) == 2 and bool(_HAS_RELATION.search(items[0])) and bool(_SUBJECT.match(items[1]))
+
+
 _CASE_PREFIX = re.compile(r"^(?!\\\{|\\left|[{(\[])[^:$]{1,40}?=\s*-?\d+\s*:(?!=)\s*\S")
 """A case label opening the formula: `b=3: \\quad a^{3}-9 a^{2}+28=0`, `D+E=11: DE=29, SH=01`."""
 _LEADING_OPERATOR = re.compile(r"^(?:\\(?:cdot|times|div|mapsto|circ)(?![A-Za-z])|[*/])")

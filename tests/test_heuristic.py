@@ -645,3 +645,53 @@ def test_justifications_written_in_text_after_a_comma_or_in_parentheses_are_trim
         r"& u=v+1 \quad\left(\text { since } v=0\right) \\ & p=q \text{(indices modulo 5)}\end{aligned}$$"
     )
     assert [t for t, _, _ in candidates(sol)] == ["x y=y x", "z=2 w", "u=v+1", "p=q"]
+
+
+def test_round_four_bookkeeping_base_cases_bullets_with_values_chains_and_declared_bounds():
+    got = _kinds(
+        r"We induct on $m$. The base case $m=2$ is easy. The possible pairs are:"
+        "\n"
+        r"- when $K=3 \cdot 11$, the pair is $(4,1)$; and"
+        "\n"
+        r"- when $K=5 \cdot 7$, the pair is $(6,2)$. With $T=4, R=9$, the total is $T R=36$. "
+        r"Pick every cell $(i, j)$ with $1 \leq i \leq j \leq m-1$, "
+        r"and for each $2 \leqslant r \leqslant\left\lfloor\frac{m}{3}\right\rfloor$ "
+        r"some row holds $r+1$ marks. Take $y \in V$ such that $x<y<c$; then $f(y)>f(x)$. We prove it for a general $m \geq 5$ "
+        r"and a row of $m \geq 5$ cells gives $g(m)=2 m-3$. Without loss of generality assume $t_{1}<t_{2}<\cdots<t_{q}$. "
+        r"Such sequences exist, say when $c=0$. So $c^2 = 4$ when $x<y$."
+    )
+    for bookkeeping in ("m=2", r"K=3 \cdot 11", r"K=5 \cdot 7", "T=4, R=9", r"1 \leq i \leq j \leq m-1",
+                        r"2 \leqslant r \leqslant\left\lfloor\frac{m}{3}\right\rfloor", "x<y<c",
+                        r"t_{1}<t_{2}<\cdots<t_{q}", "c=0"):  # fmt: skip
+        assert got[bookkeeping] is not None, bookkeeping
+    for result in ("T R=36", "f(y)>f(x)", "g(m)=2 m-3", "c^2 = 4"):
+        assert got[result] is None, result
+
+
+def test_new_names_by_subscript_prime_quotient_map_or_substitution_are_definitions():
+    got = _kinds(
+        r"The group $H$ acts on $G$. For each $i$ define $$H_i=G_i \cap H, \quad 0 \leq i \leq n .$$ Then $H_i \leq H_{i+1}$. "
+        r"Let $\psi(K) = K'$, a subgroup of $G$, so $K' \lhd G$. Let $J / K \subseteq R / K$ be an ideal. "
+        r"The map $\sigma: A \to B$ given by $$\sigma\left(u x+v+(p(x))\right)=u x-v+(q(x))$$ is onto. "
+        r"Let $y_{1}$ be the least value; otherwise let $y_{2}=y_{1}+9, y_{3}=y_{2}+9$, and so on. "
+        r"Similarly, the substitution $w=z-\frac{3}{2}$ yields $w^{3}=5$. Here $v_0=\left\langle v, e\right\rangle, \beta=1$ "
+        r"where $u_0=\left\langle u, e\right\rangle, 1 \leq k \leq n$. Since $u_0 = 3$, we get $u_0^2=9$.",
+        problem=r"Let $G$ be a group, $z$ a number and $y_n$ a sequence.",
+    )
+    for d in (r"H_i=G_i \cap H, \quad 0 \leq i \leq n", r"\psi(K) = K'", r"J / K \subseteq R / K",
+              r"\sigma\left(u x+v+(p(x))\right)=u x-v+(q(x))", "y_{2}=y_{1}+9, y_{3}=y_{2}+9", r"w=z-\frac{3}{2}",
+              r"u_0=\left\langle u, e\right\rangle, 1 \leq k \leq n"):  # fmt: skip
+        assert got[d] == "definition", d
+    for result in (r"H_i \leq H_{i+1}", r"K' \lhd G", "w^{3}=5", "u_0^2=9"):
+        assert got[result] is None, result
+
+
+def test_spaced_lone_symbols_counted_labels_and_typed_carets_are_not_maskable():
+    from mrtasks.curate.heuristic.ranking import _minor
+
+    assert _minor(r"\mathcal{P}_{A B}", "math") and _minor(r"\mathcal{P}_{A C}, \mathcal{P}_{B C}", "math")
+    assert _minor(r"Q^{\prime \prime}", "math") and not _minor(r"\mathcal{P}_{A B}=\mathcal{P}_{B A}", "math")
+    assert junk_reason(r"1,2, \ldots, \ell") == junk_reason(r"1, 2, \dots, k-1") == "index_range"
+    assert junk_reason(r"1+2+\cdots+k=6") is None
+    assert junk_reason(r"\$ 3^{\wedge} 2 \$") == junk_reason(r"x^{\wedge} 2=9") == "garbled_markup"
+    assert junk_reason(r"\$4 + \$6 = \$10") is None and junk_reason(r"p \wedge q = r") is None

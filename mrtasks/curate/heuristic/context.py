@@ -5,12 +5,13 @@ Policy, by family (the words are those of the formula's own clause, before it):
 - bookkeeping, never maskable (`BOOKKEEPING`):
   - `case_label`: the formula is a case heading (`Case 2: $\\deg Q = 2$.`, `**Case $n=1$:**`);
   - `case_hypothesis`: the formula opens a case (`If $r \\equiv 2 \\pmod 5$, then ...`, `When
-    $x<0$, ...`, `In the case $k=0$ ...`);
+    $x<0$, ...`, `In the case $k=0$ ...`, `The base case $n=1$`, `- when $N=7$, ...`, `With $T=3, K=5$, ...`);
   - `definition`: notation is set up (`Let $p = x+y+z$`, `where $U = F^c$`, `Denote $d=\\gcd(a,b)$`):
-    one side of the relation is a single symbol the text has not used before, or symbols are
-    declared (`Let $a, b \\in G$`, `Choose $x \\in H$`);
+    one side of the relation is a single symbol the text has not used before (`H_i` after a bare
+    `H`, `N'` after `N`), or symbols are declared (`Let $a, b \\in G$`, `Choose $x \\in H$`, `Let $J / K
+    \\subseteq R / K$`), or an ordering convention names them (`assume $d_1>d_2>\\cdots>d_l$`);
   - `quantifier_range`: a short range after a quantifier (`for all $n \\ge N_2$`, `for some $k \\ge 1$`,
-    `trivial for $n=1$`);
+    `trivial for $n=1$`, `with $0 \\le j \\le i \\le m-2$`, `such that $x<y<b$`, `a general $n \\ge 7$`);
   - `table_cell`: the formula is a cell of a Markdown table (a verification table);
 - ranking evidence (`ranking`): `derived` (after "so", "hence", "we get", "which gives", "it
   follows that", ...: a result the text establishes), `claim` (the statement of a claim or lemma,
@@ -24,6 +25,7 @@ import functools
 import re
 
 from mrtasks.curate.heuristic.spans import math_spans
+from mrtasks.mathcheck.latex import split_top_level
 
 BOOKKEEPING = ("case_label", "case_hypothesis", "definition", "quantifier_range", "table_cell")
 
@@ -33,7 +35,7 @@ _HYPOTHESIS_WORD = re.compile(
 )
 _DEFINITION_WORD = re.compile(
     r"\b(?:let|letting|denote|denoting|define|defining|set|put|write|where|with|setting|putting|take|choose|fix|pick|exists?|"
-    r"consider|label|call|say|given|defined|convention|there\s+(?:is|are))\b"
+    r"consider|label|call|say|given|defined|convention|substitution|there\s+(?:is|are))\b"
 )
 _CLAIM_WORD = re.compile(r"claim|lemma|proposition|observation|prove|show|suffices|remains")
 _ASSUMED_WORD = re.compile(r"suppos|assum|such|satisfying|provided")
@@ -49,10 +51,11 @@ _AFTER_LABEL = re.compile(
 )
 """After a case label's formula: the heading ends, more alternatives follow, or a range (`for some $k$`)."""
 _HYPOTHESIS = re.compile(
-    r"(?:(?:^|[,;:(]|\band\b|\bthen\b|\bM\b)\s*(?:(?:now|next|finally|first|second|similarly|also|otherwise|and|but)[ ,]+)*"
+    r"(?:(?:^|[,;:(]|\band\b|\bthen\b|\bM\b|\bsay\b|\bthat\b)\s*(?:[-*\u2022]\s+)?"
+    r"(?:(?:now|next|finally|first|second|similarly|also|otherwise|and|but)[ ,]+)*"
     r"(?:(?:if|when|whenever)(?:\s+(?:we|it|you|one|were|was|is|to|have|had|has|get|assume|take|let|set|put|only)){0,4}"
     r"|in\s+(?:the\s+)?case(?:\s+(?:that|where|of))?|for\s+the\s+case(?:\s+(?:that|where|of))?|the\s+case|unless)"
-    r"|\bthe\s+cases?(?:\s+(?:that|where|of))?"
+    r"|\bthe\s+(?:base\s+)?cases?(?:\s+(?:that|where|of))?"
     r"|\b(?:try|trying|test|testing|check|checking|consider|considering|plug|plugging|substitute|substituting)"
     r"(?:\s+(?:in|the|value|values|case|cases|candidate))*)"
     r"\s+(?:M(?:\s+(?:is|are)(?:\s+\w+){1,2})?\s*,?\s+\(?(?:(?:and|or)(?:\s+|$))?)*$",
@@ -60,7 +63,7 @@ _HYPOTHESIS = re.compile(
 )
 _DEFINITION = re.compile(
     r"(?<![\w-])(?:let|letting|denote|denoting|define|defining|set|put|write|where|with|setting|putting|take|choose|fix|pick|"
-    r"exists?|consider|label|call|say|there\s+(?:is|are))\b"
+    r"exists?|consider|label|call|say|substitution|there\s+(?:is|are))\b"
     r"(?:(?!\b(?:then|so|hence|thus|we|have|get|gives?|yields?|implies|therefore|later)\b)[^.;]){0,60}$",
     re.IGNORECASE,
 )
@@ -82,10 +85,32 @@ _RANGE = re.compile(
     rf"|{_SYMBOLS.pattern}\\in\s*\\mathbb\s*\{{[A-Z]\}}(?:_\{{?[^{{}}]{{1,6}}\}}?|\^\{{?[^{{}}]{{1,3}}\}}?)*\s*"
 )
 """A range of indices: `1 \\leq j \\leq 2008`, `\\beta \\neq \\alpha`, `n, m > N`, `n \\in \\mathbb{Z}_{+}`."""
+_BOUND_SPLIT = re.compile(_BOUND_REL)
+
+
+def _index_chain(text: str) -> bool:
+    """A two-sided range of an index: `0 \\leq j \\leq i \\leq m-2`, `1 \\leqslant k \\leqslant \\lfloor N/2 \\rfloor`,
+    `5.5<x \\leq \\sqrt{55}`: short bounds around at least one bare symbol, nothing else."""
+    if "=" in text.replace("\\leq", "").replace("\\geq", "") or "," in text:
+        return False
+    parts = _BOUND_SPLIT.split(text)
+    return (
+        len(parts) >= 3
+        and all(0 < len(re.sub(r"\s|\\(?:left|right)|[{}]", "", p)) <= 24 for p in parts)
+        and any(_SYMBOLS.fullmatch(p) for p in parts[1:-1])
+    )
+
+
 _RANGE_BEFORE = re.compile(
-    r"\b(?:for(?:\s+(?:all|every|each|any|some))?|with|(?<!only )if|whenever|check|checking|test|testing)\s*$", re.IGNORECASE
+    r"\b(?:for(?:\s+(?:all|every|each|any|some))?|with|(?<!only )if|whenever|check|checking|test|testing|such\s+that)\s*$",
+    re.IGNORECASE,
 )
-_RANGE_WORDS = re.compile(r"for|with|if|whenever|check|test")  # `_RANGE_BEFORE` holds one
+_RANGE_WORDS = re.compile(r"for|with|if|whenever|check|test|such")  # `_RANGE_BEFORE` holds one
+_GENERAL = re.compile(r"\b(?:general|case\s+of|all|every|each|any|arbitrary)\s*$", re.IGNORECASE)
+"""`the general case of $N>1$ boxes`, `for a general $n \\geq 7$`, `all $n \\geq 7$ boxes`: a declared bound."""
+_GENERAL_WORD = re.compile(r"general|case|all|every|each|any|arbitrary")  # `_GENERAL` holds one
+_WITH_VALUES = re.compile(r"(?:^|[,;:(])\s*with\s*$", re.IGNORECASE)
+"""`With $T=3, K=5$, the answer is ...`: values given to symbols open the last computation."""
 _FROM = re.compile(r"\bfrom\s*$|\bfrom\s+M\s+(?:to|until|through)\s*$", re.IGNORECASE)
 _TO_AFTER = re.compile(r"\s*(?:\$|\\\))?\s*(?:to|until|through)\b")
 _TRIAL_VERB = re.compile(r"\b(?:check|checking|consider|considering|plug|plugging|substitute|substituting)\b[\w ]*$")
@@ -95,6 +120,9 @@ _ASSIGNMENT = re.compile(
     rf"\s*(?:{_ONE_SYMBOL}\s*=\s*(?:-?[\w.]+|\([\w., -]+\))|\((?:\s*{_ONE_SYMBOL}\s*,)+\s*{_ONE_SYMBOL}\s*\)\s*=\s*\([\w., -]+\))\s*"
 )
 """A value given to a symbol or a tuple of symbols: `x=4`, `A=(s, t)`."""
+_PRIMED = re.compile(r"(?:'|\^\{?\\prime)")
+_QUOTIENT = re.compile(rf"\s*{_ONE_SYMBOL}\s*/\s*{_ONE_SYMBOL}\s*")
+"""A quotient named by its parts: `J / K`, `G/N`."""
 _BASE = re.compile(rf"{_FONT}\s*\{{\s*\\?[A-Za-z]+\s*\}}|\\?[A-Za-z]+")
 _MEMBERSHIP = re.compile(r"\\(?:in|subset|subseteq|subsetneq)(?![A-Za-z])")
 _DEFINES = re.compile(r":=|\\coloneqq(?![A-Za-z])|\\stackrel\{\\(?:text|mathrm)\{def\}\}\{=\}|\\overset\{\\(?:text|mathrm)\{def\}\}\{=\}")
@@ -157,7 +185,8 @@ def _clause(solution: str, start: int) -> str:
 
 _AND_TEXT = re.compile(r"\\text\s*\{\s*and\s*\}")
 _DEF_WORD_RAW = re.compile(
-    r"(?i)\b(?:let|letting|denote|denoting|define|defining|set|setting|put|putting|where|with|take|choose|fix|pick|consider)\b"
+    r"(?i)\b(?:let|letting|denote|denoting|define|defining|set|setting|put|putting|where|with|take|choose|fix|pick|consider|"
+    r"substitution)\b"
 )
 
 
@@ -176,36 +205,77 @@ def _new_symbol_defined(solution: str, start: int, end: int, known: str) -> bool
         if len(parts) >= 2:
             names += [side.strip() for side in (parts[0], parts[-1]) if _NAME.fullmatch(side)]
         elif item is text:
-            parts = _MEMBERSHIP.split(text, maxsplit=1)  # `Let $a, b \\in G$`, `$S \\subset Q$`: declared
-            return len(parts) == 2 and bool(_SYMBOLS.fullmatch(parts[0]))
+            parts = _MEMBERSHIP.split(text, maxsplit=1)  # `Let $a, b \\in G$`, `$S \\subset Q$`, `$J / K \\subseteq R / K$`
+            return len(parts) == 2 and bool(_SYMBOLS.fullmatch(parts[0]) or _QUOTIENT.fullmatch(parts[0]))
     if not names:
-        return False
+        return _introduces_symbols(text, solution, start, known)
     words = [m.start() for m in _DEF_WORD_RAW.finditer(solution, max(0, start - 160), start)]
     before = words[-1] if words else start  # the symbols the definition itself names first are still new
     seen = (_math_text(known), _math_text(solution, before))
+    seen_names = [_squash_name(m) for m in seen]
     for n in names:
         for b in {m.group(0) for m in _BASE.finditer(n.strip("() "))} if n.lstrip().startswith("(") else {_BASE.match(n).group(0)}:
-            bare = n.strip()[len(b) :].lstrip()[:1] not in ("_", "^")  # `N` is not `N_\\alpha`; `a_n` is `a_{n+1}`
-            if not any(_used(b, m, bare) for m in seen):
+            rest = n.strip()[len(b) :].lstrip()
+            if rest[:1] == "_":  # `H_i` after a bare `H` or `M_2` after `M_1` is new; `a_{n}` after `a_n` is not
+                if not any(_used(_squash_name(n), m) for m in seen_names):
+                    return True
+            elif _PRIMED.match(rest):  # `N'` after `N` is a new name
+                if not any(_used(b + p, m) for m in seen for p in ("'", "^{\\prime}", "^\\prime")):
+                    return True
+            elif not any(_used(b, m, bare=rest[:1] != "^") for m in seen):  # `N` is not `N_\\alpha`
                 return True
     return False
+
+
+def _squash_name(text: str) -> str:
+    """`a_{n}` and `a_n`, `M_{ 2}` and `M_2` alike: spaces and single-character braces dropped."""
+    return re.sub(r"\{(\w)\}", r"\1", re.sub(r"\s+", "", text))
+
+
+_SYMBOL_TOKEN = re.compile(r"\\(?:operatorname|text|mathrm|rm|mathbf|textbf)\s*\{[^{}]*\}|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
+_GREEK = frozenset(
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta kappa lambda mu nu xi rho sigma tau phi varphi chi "
+    "psi omega Gamma Delta Theta Lambda Xi Sigma Phi Psi Omega".split()
+)
+
+
+def _introduces_symbols(text: str, solution: str, start: int, known: str) -> bool:
+    """`Let $z = r(\\cos\\theta + i\\sin\\theta)$`, `write $p-1 = q_1^{a_1}\\cdots q_k^{a_k}$`: an equation after a
+    definition's word that brings in symbols neither the problem nor the text before has used (notation set up)."""
+    parts = _RELATION_SPLIT.split(text)
+    if len(parts) < 2:
+        return False
+    seen = (_math_text(known), _math_text(solution, start))
+    symbols = set()
+    for tok in _SYMBOL_TOKEN.findall(text):
+        if len(tok) == 1 and tok not in "ie":
+            symbols.add(tok)
+        elif tok[1:] in _GREEK:
+            symbols.add(tok)
+    return any(not any(_used(sym, m) for m in seen) for sym in symbols)
+
+
+@functools.lru_cache(maxsize=16)
+def _spans(text: str) -> list:
+    return math_spans(text)[0]
 
 
 @functools.lru_cache(maxsize=64)
 def _math_text(text: str, end: int | None = None) -> str:
     """The math of text[:end] (the inside of its math spans), where symbols are named: "a" in
     prose is an article, `$a$` a symbol."""
-    spans, _ = math_spans(text)
+    spans = _spans(text)
     return " ".join(text[s.start : s.end] for s in spans if end is None or s.end <= end)
 
 
 def _used(name: str, math: str, bare: bool = False) -> bool:
     """`name` occurs in math as a symbol of its own (not inside a longer name or command); a bare
-    name (`N`) does not count its subscripted relatives (`N_\\alpha`)."""
+    name (`N`) does not count its subscripted relatives (`N_\\alpha`). A name that ends in a mark
+    (`a_`, `N'`) matches whatever follows it."""
     i = math.find(name)
     while i >= 0:
         before = math[i - 1] if i else " "
-        after = math[i + len(name)] if i + len(name) < len(math) else " "
+        after = math[i + len(name)] if i + len(name) < len(math) and name[-1].isalnum() else " "
         if not (before.isalpha() or before == "\\") and not after.isalpha() and not (bare and after == "_"):
             return True
         i = math.find(name, i + 1)
@@ -229,16 +299,45 @@ _CHAIN = re.compile(
 
 
 def _names_symbols(text: str) -> bool:
-    """The formula gives a name a value: `a = \\frac{n+m}{2}`, `F_\\alpha=F, G_\\alpha=G`, `\\varphi(N) = N'`."""
-    items = [
-        i for i in re.split(r",\s*(?![^{}()\[\]]*[})\]])", text)
-        if i.strip() and not i.strip().startswith("\\forall") and not _RANGE.fullmatch(i)  # `..., 1 \\leq k \\leq n`
-    ]
+    """The formula gives a name a value: `a = \\frac{n+m}{2}`, `F_\\alpha=F, G_\\alpha=G`, `\\varphi(N) = N'`,
+    `\\tau(a x+b)=a x-b` (a map defined on an expression), `v_0=\\langle v, e\\rangle, 1 \\leq k \\leq n`."""
     if _CHAIN.fullmatch(text):
         return True
+    items = [
+        i for i in split_top_level(_ANGLES.sub(_as_paren, text), ",")
+        if i and not i.startswith("\\forall") and not _RANGE.fullmatch(i) and not _index_chain(i)  # `..., 1 \\leq k \\leq n`
+    ]
     return bool(items) and all(
-        len(parts := _RELATION_SPLIT.split(item, maxsplit=1)) == 2 and _NAME.fullmatch(parts[0]) for item in items
+        len(parts := _RELATION_SPLIT.split(item, maxsplit=1)) == 2 and _is_name(parts[0]) for item in items
     )
+
+
+_ANGLES = re.compile(r"\\(?:left|big{1,2}|Big{1,2})?\\?(l|r)angle(?![A-Za-z])")
+_APPLIED = re.compile(rf"\s*{_ONE_SYMBOL}(?:\^\{{?[\w+\-]+\}}?)?\s*(?:\\left)?\(")
+
+
+def _as_paren(m: re.Match) -> str:
+    return "(" if m.group(1) == "l" else ")"
+
+
+def _is_name(side: str) -> bool:
+    """`a`, `f(x)`, `(r, s, t)`, or a symbol applied to any bracketed argument (`\\tau(a x^2+(p(x)))`)."""
+    if _NAME.fullmatch(side):
+        return True
+    head = _APPLIED.match(side)
+    return bool(head) and _balanced_call(side[head.end() - 1 :])
+
+
+def _balanced_call(arg: str) -> bool:
+    """`(...)` whose first bracket closes at its end."""
+    depth = 0
+    body = arg.rstrip()
+    for i, c in enumerate(body):
+        depth += c == "("
+        depth -= c == ")"
+        if depth == 0:
+            return i == len(body) - 1
+    return False
 
 
 def _one_relation(text: str) -> bool:
@@ -274,6 +373,8 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     if _HYPOTHESIS_WORD.search(low[-70:]) and _HYPOTHESIS.search(tail[-70:]) and _one_relation(solution[start:end]):
         if _A_RELATION.search(solution, start, end) or not _TRIAL_VERB.search(low[-60:]):
             return "case_hypothesis"  # `consider`/`check`/`substitute` open a case only with a relation
+    if "with" in low[-12:] and _WITH_VALUES.search(tail[-12:]) and _values(solution[start:end]):
+        return "case_hypothesis"
     naming_word = _DEFINITION_WORD.search(low)  # every `_DEFINITION` and `_NAMING` word is one
     if naming_word and _DEFINITION.search(tail) and _new_symbol_defined(solution, start, end, known):
         return "definition"
@@ -283,9 +384,11 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     if "if" in low[-20:] and _IF_AFTER_ANY.search(tail[-20:]) and _one_relation(formula):
         return "case_hypothesis"  # `parallel lines if $A>25$`: the condition after the claim
     between = _FROM.search(tail[-24:]) if "from" in low[-24:] else None
-    if (_RANGE_WORDS.search(low[-20:]) and _RANGE_BEFORE.search(tail[-20:]) and _RANGE.fullmatch(formula)) or (
-        between and ("M" in between.group(0) or _TO_AFTER.match(solution, end, end + 16))
-    ):
+    if (
+        _RANGE_WORDS.search(low[-20:])
+        and (before := _RANGE_BEFORE.search(tail[-20:]))
+        and ((_RANGE.fullmatch(formula) and "such" not in before.group(0).lower()) or _index_chain(formula))
+    ) or (between and ("M" in between.group(0) or _TO_AFTER.match(solution, end, end + 16))):
         return "quantifier_range"  # `for $1 \\leq j \\leq 2008$`, `with $n \\neq 0$`, `from $n=a$ until $n=b$`
     if "for " in low[-50:]:
         size = len(re.sub(r"\s|\\[,;!]", "", solution[start:end]))
@@ -296,6 +399,8 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
             _BARE_FOR.search(tail[-12:]) and size <= 10
         ):
             return "quantifier_range"
+    if _GENERAL_WORD.search(low[-24:]) and _GENERAL.search(tail[-24:]) and _DECLARED.fullmatch(formula):
+        return "quantifier_range"
     if formula.count(",") >= 2 and _ENUMERATION.fullmatch(formula) and _ENUM_BEFORE.search(tail[-24:]):
         return "quantifier_range"  # `given for $n=3,4,5,6,7$`, `check that $x=0,1,2,3$ fail`: the cases tried
     if _derived(tail):
@@ -304,11 +409,18 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
         return "claim"
     if _ASSUMED_WORD.search(low) and _ASSUMED.search(tail):
         # `Suppose by symmetry that $i=3$`, `We assume $n_r=p q$`: a symbol given a value opens a case
+        if _CHAIN.fullmatch(formula):
+            return "definition"  # `assume $d_1>d_2>\\cdots>d_l$`: an ordering convention names the symbols
         return "case_hypothesis" if _CASE_VALUE.fullmatch(formula) else "assumed"
     return None
 
 
 _CASE_VALUE = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?(?:\d+|[A-Za-z](?:\s*[A-Za-z]){{0,2}})\s*")
+
+
+def _values(text: str) -> bool:
+    """Numbers given to symbols: `s=24`, `T=3, K=5`."""
+    return all(_ASSIGNMENT.fullmatch(item) for item in split_top_level(text, ","))
 
 
 def _row_of_cells(solution: str, line: int, end: int) -> bool:

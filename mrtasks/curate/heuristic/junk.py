@@ -52,6 +52,7 @@ JUNK_REASONS: tuple[str, ...] = (
     "too_short", "bare_number_or_unit", "text_only", "leading_relation", "trailing_operator",
     "unbalanced_braces", "garbled_brackets", "nested_box_or_tag", "top_level_semicolon",
     "alignment_residue", "table", "index_range", "label", "case_prefix", "leading_operator", "trailing_subject",
+    "garbled_markup",
 )
 _SUBJECT = re.compile(r"^\s*(?:\\(?:sin|cos|tan|log|ln)\s*)?(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w+\}?)?\s*$")
 _HAS_RELATION = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|cap|cup|subset|subseteq|in)(?![A-Za-z])")
@@ -86,10 +87,15 @@ _INDEX_LIST = re.compile(
     rf"^(?:\\left)?\(?\s*{_SYM_IDX}\s*,\s*(?:{_SYM_IDX}\s*,\s*)*(?:{_DOTS}\s*,\s*)?{_SYM_IDX}\s*(?:\\right)?\)?$"
 )
 """A family of indexed symbols: `\\lambda_1, \\ldots, \\lambda_n`, `(k_1,k_2,...,k_n)`."""
+_NUMBER_RUN = re.compile(rf"^(?:-?\d+\s*,\s*){{1,3}}{_DOTS}\s*,\s*(?:\d+|(?:\\[A-Za-z]+|{_INDEX})(?:\s*[-+]\s*\d+)?)$")
+"""Labels counted off: `1,2, \\ldots, \\ell`, `1, 2, \\dots, n-1` (which boxes or rows), not a formula."""
 _TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*(?:,\s*\w+)?\s*$")
 """A condition with its index range: `b_i \\leq a_i, i=1,2,\\ldots,k`, `0 \\leq k \\leq n, n=1,2, \\ldots`."""
 _HEADLESS_FRACTION = re.compile(r"^\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*\{")
 """`{(m+n)!}{m!\\,n!}`: a fraction whose `\\frac` the source lost (garbled)."""
+_GARBLED_MARKUP = re.compile(r"\^\s*\{\s*\\wedge\s*\}|^\\\$.*\\\$$", re.DOTALL)
+"""`\\$ 2^{\\wedge} 2 \\$`: a caret typed as text, or math delimited by escaped dollars inside math (a
+conversion that lost the markup; nobody could restore it)."""
 _CUT_DOTS = re.compile(rf"(?:[-+]|\\(?:cdot|times))\s*{_DOTS}\s*$")
 """`-1 \\cdot 2 \\cdot \\cdots`: a product cut off after its dots (the rest sits in another span)."""
 _WHOLE_SYSTEM = re.compile(r"^\\begin\{(alignat|eqnarray|align|flalign)\*?\}.*\\end\{\1\*?\}$", re.DOTALL)
@@ -181,7 +187,12 @@ def junk_reason(text: str) -> str | None:
         return "alignment_residue"
     if not _brackets_pair(stripped) or (stripped[0] == "{" and _HEADLESS_FRACTION.match(stripped)):
         return "garbled_brackets"
-    if _INDEX_RANGE.match(stripped) or _INDEX_LIST.match(stripped) or _TRAILING_RANGE.search(stripped):
+    if ("wedge" in stripped or "\\$" in stripped) and _GARBLED_MARKUP.search(stripped):
+        return "garbled_markup"
+    if (
+        _INDEX_RANGE.match(stripped) or _INDEX_LIST.match(stripped) or _TRAILING_RANGE.search(stripped)
+        or ("," in stripped and _NUMBER_RUN.match(stripped))
+    ):
         return "index_range"
     if _CASE_PREFIX.match(stripped):
         return "case_prefix"

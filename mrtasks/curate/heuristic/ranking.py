@@ -30,8 +30,10 @@ _HEAVY = re.compile(r"\\(?:frac|dfrac|sqrt|sum|int|prod|lim|binom|log|ln|sin|cos
 _WEAK_RELATION = re.compile(r"^[^=<>]*\\(?:in|notin|ni)(?![A-Za-z])[^=<>]*$")
 _LONE_SYMBOL = re.compile(
     r"(?:\\(?:math(?:cal|bb|bf|frak|scr|rm)|vec|bar|hat|tilde)\s*\{\\?[A-Za-z]+\}|\\[A-Za-z]+|[A-Za-z])"
-    r"(?:_\{?(?:\w{1,3}|\*|\\math[a-z]+\{\w{1,3}\})\}?)?(?:'+|\^\{?(?:\\prime)+\}?)?"
+    r"(?:_(?:\w|\*|\{\s*(?:(?:\w|\*)\s*){1,3}\}|\{\s*\\math[a-z]+\{\w{1,3}\}\s*\}))?(?:'+|\^\{?(?:\s*\\prime)+\s*\}?)?"
 )
+_LONE_SYMBOLS = re.compile(rf"\s*{_LONE_SYMBOL.pattern}(?:\s*,\s*{_LONE_SYMBOL.pattern})+\s*")
+"""Symbols named in a row: `\\mathcal{L}_{X Z}, \\mathcal{L}_{Y Z}` (`denoting by ... the two pieces`)."""
 _ROLE_BONUS = {"derived": 1.0, "claim": 1.5, "assumed": -1.5}
 RESTATED_BONUS = 1.5
 """A formula the text writes again is usually a result it established and then uses."""
@@ -42,7 +44,9 @@ def _minor(text: str, kind: str) -> bool:
     (`\\ell^{\\prime}`, `x_{1}`): context, not a key formula."""
     if kind not in ("math", "plain"):
         return False
-    return (len(significant(text)) <= 10 and not _RELATION.search(text)) or bool(_LONE_SYMBOL.fullmatch(text.strip()))
+    if len(significant(text)) <= 10 and not _RELATION.search(text):
+        return True
+    return bool(_LONE_SYMBOL.fullmatch(text.strip()) or ("," in text and _LONE_SYMBOLS.fullmatch(text)))
 
 
 def _given(key: str, problem_key: str) -> bool:

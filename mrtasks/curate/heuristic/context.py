@@ -109,8 +109,10 @@ _RANGE_WORDS = re.compile(r"for|with|if|whenever|check|test|such")  # `_RANGE_BE
 _GENERAL = re.compile(r"\b(?:general|case\s+of|all|every|each|any|arbitrary)\s*$", re.IGNORECASE)
 """`the general case of $N>1$ boxes`, `for a general $n \\geq 7$`, `all $n \\geq 7$ boxes`: a declared bound."""
 _GENERAL_WORD = re.compile(r"general|case|all|every|each|any|arbitrary")  # `_GENERAL` holds one
-_WITH_VALUES = re.compile(r"(?:^|[,;:(])\s*with\s*$", re.IGNORECASE)
-"""`With $T=3, K=5$, the answer is ...`: values given to symbols open the last computation."""
+_WITH_VALUES = re.compile(r"(?:^|[,;:(]|\bM)\s*with\s*$", re.IGNORECASE)
+"""`With $T=3, K=5$, the answer is ...`, `each prime $p_i$ with $(p_1, p_2, \\ldots)=(2, 3, \\ldots)$`: values given
+to symbols (a case, or notation)."""
+_TUPLE_MARKUP = re.compile(r"\\(?:left|right)(?=[()])|,\s*\\(?:ldots|dots|cdots)(?![A-Za-z])")
 _FROM = re.compile(r"\bfrom\s*$|\bfrom\s+M\s+(?:to|until|through)\s*$", re.IGNORECASE)
 _TO_AFTER = re.compile(r"\s*(?:\$|\\\))?\s*(?:to|until|through)\b")
 _TRIAL_VERB = re.compile(r"\b(?:check|checking|consider|considering|plug|plugging|substitute|substituting)\b[\w ]*$")
@@ -419,7 +421,8 @@ _CASE_VALUE = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?(?:\d+|[A-Za-z](?:\s*[A-Za-
 
 
 def _values(text: str) -> bool:
-    """Numbers given to symbols: `s=24`, `T=3, K=5`."""
+    """Numbers given to symbols: `s=24`, `T=3, K=5`, `\\left(p_1, p_2, \\ldots\\right)=\\left(2, 3, \\ldots\\right)`."""
+    text = _TUPLE_MARKUP.sub("", text) if "\\" in text else text
     return all(_ASSIGNMENT.fullmatch(item) for item in split_top_level(text, ","))
 
 

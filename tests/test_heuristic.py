@@ -659,14 +659,18 @@ def test_round_four_bookkeeping_base_cases_bullets_with_values_chains_and_declar
         r"some row holds $r+1$ marks. Take $y \in V$ such that $x<y<c$; then $f(y)>f(x)$. We prove it for a general $m \geq 5$ "
         r"and a row of $m \geq 5$ cells gives $g(m)=2 m-3$. Without loss of generality assume $t_{1}<t_{2}<\cdots<t_{q}$. "
         r"Such sequences exist, say when $c=0$. So $c^2 = 4$ when $x<y$. For each prime $q_i$ with "
-        r"$\left(q_1, q_2, q_3, \ldots\right)=\left(2, 3, 5, \ldots\right)$, pick $e_i$."
+        r"$\left(q_1, q_2, q_3, \ldots\right)=\left(2, 3, 5, \ldots\right)$, pick $e_i$. If $20,000<M<21,000$, then $M$ "
+        r"has five digits. For any positive reals $b_{1} \leqslant b_{2} \leqslant b_{3}$, we get $b_1 b_3 \geq 1$."
+        "\n\nCase 2: We have $u=v$. Then $u^2=v^2$. Now assume that $w= \\pm 1$; then $w^2=1$. "
+        r"In the remaining case we have $u=2 v$ and $v=3$."
     )
     for bookkeeping in ("m=2", r"K=3 \cdot 11", r"K=5 \cdot 7", "T=4, R=9", r"1 \leq i \leq j \leq m-1",
                         r"2 \leqslant r \leqslant\left\lfloor\frac{m}{3}\right\rfloor", "x<y<c",
                         r"t_{1}<t_{2}<\cdots<t_{q}", "c=0",
-                        r"\left(q_1, q_2, q_3, \ldots\right)=\left(2, 3, 5, \ldots\right)"):  # fmt: skip
+                        r"\left(q_1, q_2, q_3, \ldots\right)=\left(2, 3, 5, \ldots\right)", "20,000<M<21,000",
+                        r"b_{1} \leqslant b_{2} \leqslant b_{3}", "u=v", r"w= \pm 1"):  # fmt: skip
         assert got[bookkeeping] is not None, bookkeeping
-    for result in ("T R=36", "f(y)>f(x)", "g(m)=2 m-3", "c^2 = 4"):
+    for result in ("T R=36", "f(y)>f(x)", "g(m)=2 m-3", "c^2 = 4", r"b_1 b_3 \geq 1", "u^2=v^2", "w^2=1", "u=2 v"):
         assert got[result] is None, result
 
 

@@ -44,7 +44,9 @@ _MATH_OPEN = re.compile(r"(?:\$\$?|\\\(|\\\[|\\begin\{[a-z*]+\})\s*$")
 _INLINE = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
 _SENTENCE_END = re.compile(r"[.!?]\s+|\n\s*\n")
 _CASE_LABEL = re.compile(
-    r"(?:^|\W)(?:sub)?case\s*(?:\(?[\w.]{0,6}\)?)?\s*[:.)\-\u2013]?\s*(?:\*\*)?\s*(?:M\s*,?\s*(?:or|and)\s+)*$", re.IGNORECASE
+    r"(?:^|\W)(?:sub)?case\s*(?:\(?[\w.]{0,6}\)?)?\s*[:.)\-\u2013]?\s*(?:\*\*)?\s*(?:M\s*,?\s*(?:or|and)\s+)*$"
+    r"|(?:^|\W)(?:sub)?case\s*\(?\w{1,3}\)?\s*[:.)\-\u2013]\s*(?:\*\*)?\s*(?:we\s+have|assume(?:\s+that)?|suppose(?:\s+that)?)\s+$",
+    re.IGNORECASE,
 )
 _AFTER_LABEL = re.compile(
     r"\s*(?:\$|\\\))?\s*(?:[:.)]|\*\*|\n|$|,?\s*(?:or|and)\s*(?:\$|\\\()|\s*for\s+(?:some|all|every|each|any)\b)"
@@ -342,12 +344,17 @@ def _balanced_call(arg: str) -> bool:
     return False
 
 
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
 def _one_relation(text: str) -> bool:
     """A short formula without a top-level comma (a condition, not a condition with its result), or
     a list of values given to symbols (`m=6, n=2, p=1`)."""
     if len(re.sub(r"\s|\\[,;!]", "", text)) > 40:
         return False
     top = re.sub(r"\{[^{}]*\}|\([^()]*\)", "", text)
+    if "," in top and _THOUSANDS.search(top):
+        top = _THOUSANDS.sub("", top)  # `100,000<N<101,000`: digit groups, not a list
     if "," not in top:
         return True
     if len(parts := _MEMBERSHIP.split(text, maxsplit=1)) == 2 and _SYMBOLS.fullmatch(parts[0]):
@@ -397,7 +404,7 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
         declared = _DECLARED.fullmatch(solution[start:end]) or bool(
             len(parts := _MEMBERSHIP.split(solution[start:end], maxsplit=1)) == 2 and _SYMBOLS.fullmatch(parts[0])
         )
-        if (_QUANTIFIER.search(tail[-50:]) and (size <= 16 or (declared and size <= 30))) or (
+        if (_QUANTIFIER.search(tail[-50:]) and (size <= 16 or (declared and size <= 30) or _CHAIN.fullmatch(formula))) or (
             _BARE_FOR.search(tail[-12:]) and size <= 10
         ):
             return "quantifier_range"
@@ -417,7 +424,7 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     return None
 
 
-_CASE_VALUE = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?(?:\d+|[A-Za-z](?:\s*[A-Za-z]){{0,2}})\s*")
+_CASE_VALUE = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?(?:\\pm\s*)?(?:\d+|[A-Za-z](?:\s*[A-Za-z]){{0,2}})\s*")
 
 
 def _values(text: str) -> bool:

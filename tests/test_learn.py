@@ -314,3 +314,51 @@ def test_a_fixed_batch_run_short_of_the_margin_is_explained_by_its_curve():
     assert "learned, more slowly" in _short_of_margin("masked_then_fill", run(0.121, 0.01))
     assert "learned, more slowly" in _short_of_margin("error_correction", run(0.124, 0.65))  # rare but real signal
     assert "first thing to check" in _short_of_margin("outcome", run(-0.02, 0.10))  # signal, yet no rise
+
+
+def test_the_pipeline_control_trains_with_learning_rate_zero_and_is_evaluated(tmp_path, capsys):
+    """A GRPO run from the warm start with learning rate 0, then the arms' evaluation (dry-run parse)."""
+    from dataclasses import replace
+
+    from training.learn import BASELINE, CONTROL, Paths, control_argvs, mode_config
+    from training.run import main
+
+    config = replace(mode_config("default"), extra_overrides=("learning_rate=1e-3",))
+    (name, train), (eval_name, evaluate) = control_argvs(config, Paths(tmp_path))
+    assert (name, eval_name) == (CONTROL, f"eval-{CONTROL}")
+    assert main([*train[2:], "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert '"learning_rate": 0.0' in out and f'"max_steps": {config.control_steps}' in out  # the control's own lr wins
+    assert evaluate[:2] == ["-m", "eval.run"] and str(tmp_path / "runs" / CONTROL / BASELINE) in evaluate
+    assert control_argvs(replace(config, control_steps=0), Paths(tmp_path)) == []
+    assert control_argvs(mode_config("quick"), Paths(tmp_path)) == []  # no evaluation, no control
+
+
+def test_a_folder_written_before_a_setting_existed_is_the_same_experiment():
+    from training.learn import mode_config, same_experiment
+
+    default = json.loads(json.dumps(mode_config("default").to_dict()))
+    older = {k: v for k, v in default.items() if k != "control_steps"}
+    assert same_experiment(older, default)
+    assert not same_experiment(older, {**default, "control_steps": default["control_steps"] + 1})
+
+
+def test_the_report_says_whether_the_control_scores_as_the_warm_start(tmp_path):
+    from training.learn import CONTROL, HELDOUT_NAME, Paths, mode_config
+    from training.learn_report import _control
+
+    config, paths = mode_config("default"), Paths(tmp_path)
+    warm = {1: 0.293, 8: 0.797, 64: 1.0}
+
+    def write(curve):
+        folder = paths.eval_dir(CONTROL)
+        folder.mkdir(parents=True, exist_ok=True)
+        benchmarks = {HELDOUT_NAME: {"curve": {str(k): v for k, v in curve.items()}}}
+        (folder / "summary.json").write_text(json.dumps({"benchmarks": benchmarks}))
+
+    assert _control(config, paths, warm, [1, 8, 64], CONTROL, HELDOUT_NAME) is None  # not run
+    write(warm)
+    same = _control(config, paths, warm, [1, 8, 64], CONTROL, HELDOUT_NAME)
+    assert same["equal"] and "exactly as the warm start" in same["text"] and same["rows"][1][1] == "29.3"
+    write({**warm, 8: 0.781})
+    assert not _control(config, paths, warm, [1, 8, 64], CONTROL, HELDOUT_NAME)["equal"]

@@ -53,6 +53,7 @@ STAGE1_ARMS_DEFAULT = (MASKED_THEN_FILL,)
 STAGE1_ARMS_FULL = (MASKED_THEN_FILL, STEP_REORDERING, ERROR_CORRECTION)
 BASELINE = "grpo_baseline"
 WARM_START = "warmstart"
+CONTROL = "control"
 HELDOUT_NAME = "synthetic"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -102,6 +103,12 @@ class LearnConfig:
     even there is broken or out of reach at this scale; one it learns there but not on the whole set
     teaches, and what the full runs lack is generalization across problems. 0 skips the check."""
     fixed_batch_steps: int = 30
+    control_steps: int = 2
+    """The pipeline control: the baseline's recipe from the warm start with learning rate 0 for this
+    many steps, saved and evaluated like every arm. Its weights are the warm start's and the evaluation
+    is seeded, so its Pass@k must equal the warm start's to the digit: a gap between an arm and the
+    warm start is then the training's, not the save, load or evaluation path's. 0 skips it (so does a
+    run without evaluation)."""
     eval_n: int = 64
     eval_max_new_tokens: int = 160
     evaluate: bool = True
@@ -210,6 +217,10 @@ class Paths:
     def fixed_batch(self) -> Path:
         return self.out / "runs" / "fixed_batch"
 
+    @property
+    def control(self) -> Path:
+        return self.out / "runs" / CONTROL
+
     def eval_dir(self, name: str) -> Path:
         return self.out / "eval" / name
 
@@ -280,6 +291,16 @@ def fixed_batch_argvs(config: LearnConfig, paths: Paths) -> list[tuple[str, list
             for name, stage in stages]
 
 
+def control_argvs(config: LearnConfig, paths: Paths) -> list[tuple[str, list[str]]]:
+    """(job name, argv) of the pipeline control: the baseline with learning rate 0, then its evaluation."""
+    if not (config.control_steps and config.evaluate):
+        return []
+    train = ["-m", "training.run", "--recipe", RECIPE, "--dataset", str(paths.dataset), "--output-dir", str(paths.control),
+             "--stage", "baseline", "seed=1", f"model_name_or_path={paths.warm_start}", *config.extra_overrides,
+             "learning_rate=0.0", f"max_steps={config.control_steps}"]
+    return [(CONTROL, train), (f"eval-{CONTROL}", eval_argv(config, paths, paths.control / BASELINE, CONTROL))]
+
+
 def eval_argv(config: LearnConfig, paths: Paths, model: Path, name: str) -> list[str]:
     return ["-m", "eval.run", "--model", str(model), "--benchmarks", f"{HELDOUT_NAME}={paths.heldout}",
             "--backend", "transformers", "--device", "cpu", "--dtype", "float32",
@@ -341,6 +362,8 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
             chains.append((f"seed{seed}-{arm}", steps))
     chains.sort(key=lambda c: -len(c[1]))
     chains += [(name, [(name, argv)]) for name, argv in fixed_batch_argvs(config, paths)]
+    if control := control_argvs(config, paths):
+        chains.insert(0, (CONTROL, control))
     if config.evaluate:
         chains.insert(0, (f"eval-{WARM_START}", [(f"eval-{WARM_START}", eval_argv(config, paths, paths.warm_start, WARM_START))]))
 
@@ -368,9 +391,13 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
 def same_experiment(recorded: dict[str, Any], current: dict[str, Any]) -> bool:
     """Whether a folder's recorded settings are this run's but for the mode and the set of Stage I
     arms: each arm's stages and evaluation are jobs of their own, so `--full` extends a default run
-    (and a default run reports its part of a full one)."""
+    (and a default run reports its part of a full one). A setting the record lacks is its default, so
+    a folder written before a check was added gains just that check's jobs on a rerun."""
+    defaults = json.loads(json.dumps(LearnConfig().to_dict()))
+
     def common(settings: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in settings.items() if k not in ("mode", "arms")}
+        # a setting added since the folder was written counts as its default (the run had no such job)
+        return {k: settings.get(k, default) for k, default in defaults.items() if k not in ("mode", "arms")}
 
     return common(recorded) == common(current)
 

@@ -205,7 +205,7 @@ def _minutes(seconds: float | None) -> str:
 
 def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[str, Any]:
     """Write the Markdown report and its PNGs beside it; return the checks' verdicts."""
-    from training.learn import BASELINE, HELDOUT_NAME, WARM_START, arm_models, passk_ks
+    from training.learn import BASELINE, CONTROL, HELDOUT_NAME, WARM_START, arm_models, passk_ks
 
     report = Path(report)
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -294,6 +294,9 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
     for arm, curves_ in evals.items():
         passk_rows.append([labels[arm], *[fmt_spread([c.get(k, float("nan")) for c in curves_]) for k in ks]])
     passk_png = plot_passk({labels[a]: c for a, c in evals.items()}, report.with_name(f"{stem}_passk.png")) if evals else None
+
+    control = _control(config, paths, evals.get(WARM_START, [{}])[0], ks, CONTROL, HELDOUT_NAME) if evals else None
+    verdict["control"] = control["equal"] if control else None
 
     warm_p1 = evals.get(WARM_START, [{}])[0].get(1, float("nan")) if evals else float("nan")
     above_rows, above_ok = [], True
@@ -421,6 +424,9 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
                   "Mean ± std over seeds (min–max), in %; the warm start is one model. The whole curve k = 1..64 is in",
                   "each `summary.json` and the plot.", "", f"![Pass@k]({passk_png.name})" if passk_png else "", ""]
         lines += _table(["model", *[f"Pass@{k}" for k in ks]], passk_rows)
+        if control:
+            lines += ["", control["text"], ""]
+            lines += _table(["model", *[f"Pass@{k}" for k in ks]], control["rows"])
         lines += ["", "Pass@1 after RL against the warm start's:", ""]
         lines += _table(["arm", "seed", "Pass@1", "warm start", "gain", "above"], above_rows)
         if comparisons:
@@ -476,6 +482,26 @@ def _counts(counts: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _control(config: Any, paths: Any, warm: dict[int, float], ks: list[int], name: str, benchmark: str) -> dict[str, Any] | None:
+    """The pipeline control against the warm start: rows of the Pass@k table, the verdict and its words."""
+    summary_path = paths.eval_dir(name) / "summary.json"
+    if not getattr(config, "control_steps", 0) or not summary_path.is_file():
+        return None
+    curve = eval_curve(read_json(summary_path), benchmark)
+    equal = bool(curve) and all(abs(curve.get(k, float("nan")) - warm.get(k, float("nan"))) < 1e-9 for k in ks)
+    text = (f"Pipeline control: the baseline's recipe run from the warm start with learning rate 0 "
+            f"({config.control_steps} steps), saved and evaluated like every arm, scores "
+            + ("**exactly as the warm start** at every k: saving, loading and evaluating a trained model changes "
+               "nothing, so every gap between an arm and the warm start above is the training's."
+               if equal else
+               "**differently from the warm start** although its weights are the same: saving, loading or "
+               "evaluating a trained model changes its scores, so the gaps above are not the training's alone "
+               "(compare the two models' `config.json`, `generation_config.json` and tokenizer files)."))
+    rows = [["warm start (SFT)", *[pct(warm.get(k, float("nan"))) for k in ks]],
+            ["control (learning rate 0)", *[pct(curve.get(k, float("nan"))) for k in ks]]]
+    return {"equal": equal, "text": text, "rows": rows, "pass1": curve.get(1, float("nan"))}
+
+
 def _summary_lines(config: Any, verdict: dict[str, Any], evals: dict[str, Any], labels: dict[str, str],
                    rise_ok: bool, above_ok: bool | None) -> list[str]:
     lines = [f"- Reward rise ≥ {RISE} from the first to the last fifth of every stage, every seed: "
@@ -484,6 +510,9 @@ def _summary_lines(config: Any, verdict: dict[str, Any], evals: dict[str, Any], 
         rises = ", ".join(f"{k} {v['rise']:+.3f}" for k, v in verdict.get("fixed_batch_rises", {}).items())
         lines.append(f"- Fixed-batch check (each reward on {config.fixed_batch_prompts} prompts seen every step), rise ≥ "
                      f"{RISE} for every reward: **{'yes' if verdict['fixed_batch'] else 'no'}** ({rises}).")
+    if verdict.get("control") is not None:
+        lines.append("- Pipeline control (learning rate 0) scores exactly as the warm start: "
+                     f"**{'yes' if verdict['control'] else 'no'}**.")
     if above_ok is not None:
         lines.append(f"- Held-out Pass@1 after RL above the warm start's ({pct(verdict['warm_start_pass1'])}%) in every "
                      f"arm and seed: **{'yes' if above_ok else 'no'}**.")
@@ -552,8 +581,12 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
                    "and steps per stage the policy gradient's noise outweighs its drift toward better answers at this "
                    "learning rate, so the moves cost held-out accuracy instead; more prompts per step and more steps "
                    "(GPU time, not this CPU budget) are what to try first.")
-        text += ["Held-out Pass@1 after RL is not above the warm start's in every arm and seed (table above). " + why,
-                 ""]
+        control = {True: " The pipeline control rules out the other explanation, a fault in saving, loading or "
+                          "evaluating a trained model: with learning rate 0 the same path scores exactly as the warm start.",
+                   False: " The pipeline control did not reproduce the warm start's scores, so part of the drop may be "
+                          "a fault in that path rather than the training (see above)."}.get(verdict.get("control"), "")
+        text += ["Held-out Pass@1 after RL is not above the warm start's in every arm and seed (table above). " + why
+                 + control, ""]
     if gains:
         best = max(gains.values())
         caveat = ("With this few seeds and held-out problems a difference of a few points is within the seed-to-seed "

@@ -69,7 +69,7 @@ class LearnConfig:
     Sizing (measured from a fresh start on a quiet 2-core machine, 2 jobs of 1 torch thread): the
     SFT warm start (356 steps of 16, 2 threads) 3.5 min; a GRPO step of 8 prompts x 8 rollouts
     5.6-6.2 s in Stage I (masked_then_fill) and Stage II alike; one evaluation (32 problems x 64
-    samples) 85-90 s. The default mode took 23.7 min in all.
+    samples) 82-90 s; the pipeline control about 2 min. The default mode takes about 28 min in all.
     """
 
     mode: str = "default"

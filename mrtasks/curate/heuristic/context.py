@@ -272,6 +272,9 @@ def _math_text(text: str, end: int | None = None) -> str:
     return " ".join(text[s.start : s.end] for s in spans if end is None or s.end <= end)
 
 
+_MARKS = ("_", "'", "\\prime}", "\\prime")
+
+
 def _used(name: str, math: str, bare: bool = False) -> bool:
     """`name` occurs in math as a symbol of its own (not inside a longer name or command); a bare
     name (`N`) does not count its subscripted relatives (`N_\\alpha`). A name that ends in a mark
@@ -279,7 +282,7 @@ def _used(name: str, math: str, bare: bool = False) -> bool:
     i = math.find(name)
     while i >= 0:
         before = math[i - 1] if i else " "
-        after = math[i + len(name)] if i + len(name) < len(math) and name[-1].isalnum() else " "
+        after = math[i + len(name)] if i + len(name) < len(math) and not name.endswith(_MARKS) else " "
         if not (before.isalpha() or before == "\\") and not after.isalpha() and not (bare and after == "_"):
             return True
         i = math.find(name, i + 1)

@@ -1,0 +1,117 @@
+"""`python -m mrtasks.curate.screen OUT`: print a sample of a build's masks in context, to read by hand.
+
+The bookkeeping screen of the curation issues: Masked-Then-Fill rows of a build (every split), sorted
+by id, `random.Random(seed).sample(rows, n)`; each mask is shown inside its sentence with the role the
+annotator's context reader gives it (`derived`, `claim`, `assumed`, or `-`). `--cues` keeps only the
+masks worth a first look: a definition, case or quantifier word just before them, or alignment marks,
+`\\text`, an escaped dollar or a `!` inside. `--save-ids` / `--ids` re-screen the same rows after a
+change, so a before/after count compares like with like.
+
+    python -m mrtasks.curate.screen OUT --rows 200 --seed 20 --save-ids ids.json > before.txt
+    python -m mrtasks.curate.screen OUT2 --ids ids.json > after.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mrtasks.curate.heuristic.context import role
+from mrtasks.curate.quality import mask_spans
+from mrtasks.tasks.masked_then_fill import MASKED_THEN_FILL
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_USAGE = 0, 2
+_CUE = re.compile(
+    r"(?i)\b(?:let|denote|denoting|define|defining|where|case|if|when|suppose|assume|consider|set|call|write|put|take|"
+    r"choose|for|with|fix|pick|given\s+by|namely|say)\b[^.]{0,50}$"
+)
+_CUE_INSIDE = ("&", "\\text", "\\$", "!")
+
+
+def load_rows(out: Path) -> list[dict[str, Any]]:
+    """Every Masked-Then-Fill row of a build folder, all splits, sorted by id."""
+    from datasets import load_dataset
+
+    ds = load_dataset(str(out), MASKED_THEN_FILL)
+    return sorted((row for split in ds.values() for row in split), key=lambda r: r["id"])
+
+
+def sample_rows(rows: list[dict[str, Any]], n: int, seed: int, ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """The rows named by `ids` (in that order, missing ones skipped), else `Random(seed).sample(rows, n)`."""
+    if ids is not None:
+        by_id = {r["id"]: r for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+    return random.Random(seed).sample(rows, min(n, len(rows)))
+
+
+def is_cue(solution: str, start: int, end: int) -> bool:
+    """A mask worth a first look: a bookkeeping word shortly before it, or residue inside it."""
+    inside = solution[start:end]
+    return bool(_CUE.search(solution[max(0, start - 80) : start])) or any(c in inside for c in _CUE_INSIDE)
+
+
+def screen_lines(rows: list[dict[str, Any]], context: int = 45, cues: bool = False) -> Iterator[str]:
+    """`=== [k] id masks=N`, then `  #n role …before⟦mask⟧after…` for each mask (newlines shown as ⏎)."""
+    n = 0
+    for k, row in enumerate(rows):
+        solution = row["solution"]
+        yield f"=== [{k}] {row['id']}  masks={len(row['masks'])}"
+        for start, end in mask_spans(row):
+            n += 1
+            if cues and not is_cue(solution, start, end):
+                continue
+            what = role(solution, start, end, row.get("problem", "")) or "-"
+            before = solution[max(0, start - context) : start].replace("\n", "⏎")
+            after = solution[end : end + context].replace("\n", "⏎")
+            yield f"  #{n} {what} …{before}⟦{solution[start:end]}⟧{after}…"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m mrtasks.curate.screen", description=__doc__.split("\n\n")[0],
+        epilog="exit codes: 0 the sample was printed; 2 bad arguments, or a folder without a masked_then_fill config",
+    )
+    p.add_argument("out", type=Path, help="a folder written by python -m mrtasks.build")
+    p.add_argument("--rows", type=int, default=200, help="rows to sample (default 200)")
+    p.add_argument("--seed", type=int, default=20, help="random.Random seed of the sample (default 20)")
+    p.add_argument("--ids", type=Path, help="JSON list of row ids to screen instead of a sample")
+    p.add_argument("--save-ids", type=Path, help="write the sampled ids here (JSON) for a later --ids")
+    p.add_argument("--context", type=int, default=45, help="characters shown on each side of a mask")
+    p.add_argument("--cues", action="store_true", help="only masks near bookkeeping words or holding residue")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.rows < 1 or args.context < 0:
+        p.error("--rows must be >= 1 and --context >= 0")
+    if not (args.out / "build_stats.json").is_file():
+        print(f"error: {args.out} is not a build folder (no build_stats.json)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        ids = json.loads(args.ids.read_text()) if args.ids else None
+        if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+            raise ValueError("not a JSON list of ids")
+        rows = load_rows(args.out)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    sample = sample_rows(rows, args.rows, args.seed, ids)
+    if ids is not None and len(sample) < len(ids):
+        logger.info("%d of %d ids are no longer rows of %s", len(ids) - len(sample), len(ids), args.out)
+    if args.save_ids:
+        args.save_ids.write_text(json.dumps([r["id"] for r in sample]) + "\n")
+    for line in screen_lines(sample, args.context, args.cues):
+        print(line)
+    logger.info("%d rows, %d masks (of %d rows in the build)", len(sample), sum(len(r["masks"]) for r in sample), len(rows))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

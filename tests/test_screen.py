@@ -1,0 +1,60 @@
+"""`python -m mrtasks.curate.screen`: a build's masks in context, the same rows before and after a change."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mrtasks.build import main as build_main
+from mrtasks.curate.screen import EXIT_OK, EXIT_USAGE, is_cue, load_rows, main, sample_rows, screen_lines
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("screen") / "tasks"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("HF_DATASETS_OFFLINE", "1")
+        assert build_main(["--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+def test_each_mask_is_shown_verbatim_inside_its_solution(build):
+    rows = load_rows(build)
+    assert [r["id"] for r in rows] == sorted(r["id"] for r in rows)
+    sample = sample_rows(rows, 3, seed=20)
+    lines = list(screen_lines(sample, context=10))
+    shown = [line for line in lines if line.startswith("  #")]
+    assert len(shown) == sum(len(r["masks"]) for r in sample) and sum(line.startswith("===") for line in lines) == 3
+    masks = [m for r in sample for m in r["masks"]]
+    assert [line.split("⟦", 1)[1].rsplit("⟧", 1)[0] for line in shown] == masks
+
+
+def test_the_same_ids_give_the_same_rows_and_a_seed_gives_the_same_sample(build, tmp_path, capsys):
+    ids = tmp_path / "ids.json"
+    assert main([str(build), "--rows", "4", "--save-ids", str(ids)]) == EXIT_OK
+    first = capsys.readouterr().out
+    saved = json.loads(ids.read_text())
+    assert len(saved) == 4 and main([str(build), "--ids", str(ids)]) == EXIT_OK
+    assert capsys.readouterr().out == first
+    assert sample_rows(load_rows(build), 4, seed=20) == sample_rows(load_rows(build), 4, seed=20)
+    assert sample_rows(load_rows(build), 4, seed=20, ids=[saved[1], "gone", saved[0]])[0]["id"] == saved[1]
+
+
+def test_cues_keep_masks_after_bookkeeping_words_or_with_residue():
+    sol = "Let $a = 2$. So $b = 3$ and $c & = 4$."
+    assert is_cue(sol, sol.index("a = 2"), sol.index("a = 2") + 5)
+    assert not is_cue(sol, sol.index("b = 3"), sol.index("b = 3") + 5)
+    assert is_cue(sol, sol.index("c & = 4"), sol.index("c & = 4") + 7)
+
+
+def test_bad_input_is_a_clear_error(build, tmp_path, capsys):
+    assert main([str(tmp_path / "missing")]) == EXIT_USAGE
+    bad = tmp_path / "ids.json"
+    bad.write_text('{"not": "a list"}')
+    assert main([str(build), "--ids", str(bad)]) == EXIT_USAGE
+    assert "error:" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0

@@ -25,7 +25,7 @@ import functools
 import re
 
 from mrtasks.curate.heuristic.spans import math_spans
-from mrtasks.mathcheck.latex import split_top_level
+from mrtasks.mathcheck.latex import split_top_level, wrapped
 
 BOOKKEEPING = ("case_label", "case_hypothesis", "definition", "quantifier_range", "table_cell")
 
@@ -216,12 +216,11 @@ def _new_symbol_defined(solution: str, start: int, end: int, known: str) -> bool
     words = [m.start() for m in _DEF_WORD_RAW.finditer(solution, max(0, start - 160), start)]
     before = words[-1] if words else start  # the symbols the definition itself names first are still new
     seen = (_math_text(known), _math_text(solution, before))
-    seen_names = [_squash_name(m) for m in seen]
     for n in names:
         for b in {m.group(0) for m in _BASE.finditer(n.strip("() "))} if n.lstrip().startswith("(") else {_BASE.match(n).group(0)}:
             rest = n.strip()[len(b) :].lstrip()
             if rest[:1] == "_":  # `H_i` after a bare `H` or `M_2` after `M_1` is new; `a_{n}` after `a_n` is not
-                if not any(_used(_squash_name(n), m) for m in seen_names):
+                if not any(_used(_squash_name(n), _squash_name(m)) for m in seen):
                     return True
             elif _PRIMED.match(rest):  # `N'` after `N` is a new name
                 if not any(_used(b + p, m) for m in seen for p in ("'", "^{\\prime}", "^\\prime")):
@@ -231,6 +230,7 @@ def _new_symbol_defined(solution: str, start: int, end: int, known: str) -> bool
     return False
 
 
+@functools.lru_cache(maxsize=64)
 def _squash_name(text: str) -> str:
     """`a_{n}` and `a_n`, `M_{ 2}` and `M_2` alike: spaces and single-character braces dropped."""
     return re.sub(r"\{(\w)\}", r"\1", re.sub(r"\s+", "", text))
@@ -246,8 +246,7 @@ _GREEK = frozenset(
 def _introduces_symbols(text: str, solution: str, start: int, known: str) -> bool:
     """`Let $z = r(\\cos\\theta + i\\sin\\theta)$`, `write $p-1 = q_1^{a_1}\\cdots q_k^{a_k}$`: an equation after a
     definition's word that brings in symbols neither the problem nor the text before has used (notation set up)."""
-    parts = _RELATION_SPLIT.split(text)
-    if len(parts) < 2:
+    if not _RELATION_SPLIT.search(text):
         return False
     seen = (_math_text(known), _math_text(solution, start))
     symbols = set()
@@ -332,19 +331,7 @@ def _is_name(side: str) -> bool:
     if _NAME.fullmatch(side):
         return True
     head = _APPLIED.match(side)
-    return bool(head) and _balanced_call(side[head.end() - 1 :])
-
-
-def _balanced_call(arg: str) -> bool:
-    """`(...)` whose first bracket closes at its end."""
-    depth = 0
-    body = arg.rstrip()
-    for i, c in enumerate(body):
-        depth += c == "("
-        depth -= c == ")"
-        if depth == 0:
-            return i == len(body) - 1
-    return False
+    return bool(head) and wrapped(side[head.end() - 1 :].rstrip(), "(", ")")
 
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")

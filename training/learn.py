@@ -259,12 +259,17 @@ def check_disjoint(paths: Paths) -> dict[str, int]:
     return {"build_problems": len(train), "heldout_problems": len(heldout), "shared": 0}
 
 
+def run_argv(paths: Paths, output_dir: Path, stage: list[str], *overrides: str) -> list[str]:
+    """`training.run` on the testbed's build with the `learn` recipe: options first, then every key=value
+    override together (argparse takes one run of positionals; a later key wins)."""
+    return ["-m", "training.run", "--recipe", RECIPE, "--dataset", str(paths.dataset), "--output-dir", str(output_dir),
+            *stage, *overrides]
+
+
 def stage_argvs(config: LearnConfig, paths: Paths, seed: int, arm: str) -> list[tuple[str, list[str]]]:
     """(job name, argv) of the training commands of one arm and seed, in order."""
     def argv(stage: list[str], *overrides: str) -> list[str]:
-        # Options first, then every key=value override together (argparse takes one run of positionals).
-        return ["-m", "training.run", "--recipe", RECIPE, "--dataset", str(paths.dataset),
-                "--output-dir", str(paths.run_root(seed)), *stage, f"seed={seed}", *overrides, *config.extra_overrides]
+        return run_argv(paths, paths.run_root(seed), stage, f"seed={seed}", *overrides, *config.extra_overrides)
 
     warm = f"model_name_or_path={paths.warm_start}"
     if arm == BASELINE:
@@ -284,10 +289,9 @@ def fixed_batch_argvs(config: LearnConfig, paths: Paths) -> list[tuple[str, list
     stages = [(arm, ["--stage", "1", "--task", arm]) for arm in config.arms]
     if config.baseline:
         stages.append((BASELINE, ["--stage", "baseline"]))
-    return [(f"fixed_batch-{name}", ["-m", "training.run", "--recipe", RECIPE, "--dataset", str(paths.dataset),
-                                     "--output-dir", str(paths.fixed_batch), *stage, "seed=1",
-                                     f"model_name_or_path={paths.warm_start}", f"max_steps={config.fixed_batch_steps}",
-                                     f"max_train_samples={config.fixed_batch_prompts}", *config.extra_overrides])
+    return [(f"fixed_batch-{name}", run_argv(paths, paths.fixed_batch, stage, "seed=1", f"model_name_or_path={paths.warm_start}",
+                                             f"max_steps={config.fixed_batch_steps}",
+                                             f"max_train_samples={config.fixed_batch_prompts}", *config.extra_overrides))
             for name, stage in stages]
 
 
@@ -295,9 +299,8 @@ def control_argvs(config: LearnConfig, paths: Paths) -> list[tuple[str, list[str
     """(job name, argv) of the pipeline control: the baseline with learning rate 0, then its evaluation."""
     if not (config.control_steps and config.evaluate):
         return []
-    train = ["-m", "training.run", "--recipe", RECIPE, "--dataset", str(paths.dataset), "--output-dir", str(paths.control),
-             "--stage", "baseline", "seed=1", f"model_name_or_path={paths.warm_start}", *config.extra_overrides,
-             "learning_rate=0.0", f"max_steps={config.control_steps}"]
+    train = run_argv(paths, paths.control, ["--stage", "baseline"], "seed=1", f"model_name_or_path={paths.warm_start}",
+                     *config.extra_overrides, "learning_rate=0.0", f"max_steps={config.control_steps}")
     return [(CONTROL, train), (f"eval-{CONTROL}", eval_argv(config, paths, paths.control / BASELINE, CONTROL))]
 
 

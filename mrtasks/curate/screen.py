@@ -25,6 +25,7 @@ from typing import Any
 
 from mrtasks.curate.heuristic.context import role
 from mrtasks.curate.quality import mask_spans
+from mrtasks.rewards import rows
 from mrtasks.tasks.masked_then_fill import MASKED_THEN_FILL
 
 logger = logging.getLogger(__name__)
@@ -39,10 +40,7 @@ _CUE_INSIDE = ("&", "\\text", "\\$", "!")
 
 def load_rows(out: Path) -> list[dict[str, Any]]:
     """Every Masked-Then-Fill row of a build folder, all splits, sorted by id."""
-    from datasets import load_dataset
-
-    ds = load_dataset(str(out), MASKED_THEN_FILL)
-    return sorted((row for split in ds.values() for row in split), key=lambda r: r["id"])
+    return sorted(rows.load_rows(out, MASKED_THEN_FILL), key=lambda r: r["id"])
 
 
 def sample_rows(rows: list[dict[str, Any]], n: int, seed: int, ids: list[str] | None = None) -> list[dict[str, Any]]:

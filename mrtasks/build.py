@@ -31,7 +31,9 @@ from typing import Any
 
 from mrtasks.curate.base import Annotator
 from mrtasks.curate.cache import CacheError, default_cache_path
+from mrtasks.curate.card import check_template
 from mrtasks.curate.card_audit import CardAudit
+from mrtasks.curate.filters import benchmark_problems
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, run_pipeline
 from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
@@ -344,9 +346,22 @@ def _terminate(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # SIGTERM cleans up like Ctrl-C: the staged build goes, --out stays
 
 
+def check_inputs(config: PipelineConfig, card_template: Path | None) -> None:
+    """Read the benchmark files and the card template before any work (UsageError, one line)."""
+    try:
+        check_template(card_template)
+        if config.decontaminate:
+            for path in config.benchmarks:
+                if not str(path).endswith("fingerprints.jsonl"):
+                    benchmark_problems(path)
+    except (ValueError, OSError) as e:
+        raise UsageError(str(e)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     """The build itself; failures raise (`main` turns them into one line and an exit code)."""
     config = config_from_args(args)
+    check_inputs(config, args.card_template)
     llm = LLMOptions(
         base_url=args.base_url, model=args.model, concurrency=args.concurrency,
         cache=None if args.no_cache else (args.cache or str(default_cache_path())),

@@ -556,3 +556,33 @@ class OwnedFolder:
         if removed:
             logger.info("removed %s from %s", _shown(removed), self.path)
         return removed
+
+
+def check_output_file(option: str, path: str | Path, command: str,
+                      ours: Callable[[Path], bool] | None = None) -> None:
+    """Refuse a file path a command must not write, before any work (an `OutputError` line): a
+    folder, a missing or read-only folder, a path inside a dataset build, another command's output
+    or a model folder, or (with `ours`, which recognises the command's own files) an existing file
+    the command did not write."""
+    p = Path(os.path.abspath(path))
+    where = f"{option} {path}"
+    if p.is_dir():
+        raise OutputError(f"{where} is a folder; name a file")
+    if not p.parent.is_dir():
+        raise OutputError(f"{where}: the folder {p.parent} does not exist")
+    for folder in (p.parent, *p.parent.parents):
+        what = describe_folder(folder)
+        if what:
+            raise OutputError(f"{where} lies inside {folder}, {what}; write it elsewhere")
+    if p.exists() and ours is not None and not ours(p):
+        raise OutputError(f"{where} exists and was not written by {command}; move it away or choose another path")
+    if not os.access(p.parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise OutputError(f"{where} is not writable")
+
+
+def write_output_file(option: str, path: str | Path, text: str) -> None:
+    """Write a checked output file, a failure as one `OutputError` line."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise OutputError(f"{option} {path}: cannot write: {e.strerror or e}") from None

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from mrtasks.build import main as build_main
@@ -372,12 +374,68 @@ def test_a_red_team_file_is_scored_per_family_on_a_build(sample_build, tmp_path,
     wrong = {k: v["mean"] for k, v in found.items() if k.startswith("wrong:") and k != "wrong:w_two_boxes_right_last"}
     assert len(wrong) >= 20 and max(wrong.values()) <= 0.1, wrong
     assert "right:r_dfrac_le" in capsys.readouterr().out
-    # a broken file or an unknown task is one clear line and exit 2, never a traceback
+    # a broken file, an unknown task, ids of another build, a bad `deserved` are one clear line and
+    # exit 2; an output that would overwrite a build or someone's file is refused (4) before any work
     (tmp_path / "bad.jsonl").write_text('{"id": 1\n')
-    for argv, words in ((["--attacks", str(tmp_path / "bad.jsonl")], "bad.jsonl:1: not a JSON object"),
-                        (["--attacks", str(tmp_path / "nope.jsonl")], "no such file"),
-                        (["--task", "outcom", "--attacks", str(attacks)], "unknown task"),
-                        (["--write-masks", str(tmp_path)], "cannot write")):
-        with pytest.raises(SystemExit) as exit_:
-            adversary_main(["--dataset", str(sample_build), *argv])
-        assert exit_.value.code == 2 and words in capsys.readouterr().err, argv
+    (tmp_path / "other.jsonl").write_text('{"id": "nosuch", "family": "f", "intent": "wrong", "completion": "x"}\n')
+    first = json.loads(attacks.read_text().splitlines()[0])
+    (tmp_path / "high.jsonl").write_text(json.dumps({**first, "deserved": 3}) + "\n")
+    (tmp_path / "mine.txt").write_text("my notes\n")
+    card = (sample_build / "README.md").read_text()
+    for argv, code, words in ((["--attacks", str(tmp_path / "bad.jsonl")], 2, "bad.jsonl:1: not a JSON object"),
+                              (["--attacks", str(tmp_path / "nope.jsonl")], 2, "no such file"),
+                              (["--task", "outcom", "--attacks", str(attacks)], 2, "unknown task"),
+                              (["--attacks", str(tmp_path / "other.jsonl")], 2, "none of its 1 lines names a row"),
+                              (["--attacks", str(tmp_path / "high.jsonl")], 2, "deserved must be a number in [0, 1]"),
+                              (["--write-masks", str(tmp_path)], 4, "is a folder"),
+                              (["--write-masks", str(sample_build / "build_stats.json")], 4, "a dataset build"),
+                              (["--attacks", str(attacks), "--json", str(sample_build / "README.md")], 4, "a dataset build"),
+                              (["--attacks", str(attacks), "--json", str(tmp_path / "mine.txt")], 4, "was not written by"),
+                              (["--dataset", str(tmp_path), "--no-time"], 2, "not a build")):
+        assert adversary_main(["--dataset", str(sample_build), *argv]) == code, argv
+        assert words in capsys.readouterr().err, argv
+    assert (sample_build / "README.md").read_text() == card and (tmp_path / "mine.txt").read_text() == "my notes\n"
+    with pytest.raises(SystemExit) as exit_:
+        adversary_main(["--dataset", str(sample_build), "--max-rows", "-1"])
+    assert exit_.value.code == 2 and "--max-rows must be >= 0" in capsys.readouterr().err
+
+
+def _edited(build: Path, out: Path, config: str, edit) -> Path:
+    """A copy of a build with the first train row of one config changed (the schema kept)."""
+    import pyarrow.parquet as pq
+
+    shutil.copytree(build, out)
+    path = out / "data" / config / "train-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    edit(rows[0])
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    return out
+
+
+def test_rows_a_reward_cannot_score_are_one_line_naming_the_row(sample_build, tmp_path, capsys):
+    from mrtasks.rewards.adversary import main as adversary_main
+
+    cases = (("masked_then_fill", lambda r: r.update(masks=None), "'masks' is null"),
+             ("error_correction", lambda r: r.update(error_step=None), "'error_step' is null"),
+             ("outcome", lambda r: r.update(task="step_reordering"), "its task column says 'step_reordering'"))
+    for k, (config, edit, words) in enumerate(cases):
+        bad = _edited(sample_build, tmp_path / f"b{k}", config, edit)
+        assert audit.main(["--dataset", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and f"{config} train row 0" in err and "Traceback" not in err
+        assert adversary_main(["--dataset", str(bad), "--no-time"]) == 2 and words in capsys.readouterr().err
+
+
+def test_audit_out_never_overwrites_a_users_file_or_writes_into_a_build(sample_build, tmp_path, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "audit.json").write_text('{"my": "notes"}\n')
+    for out, words in ((mine, "was not written by mrtasks.rewards.audit"), (sample_build, "is a dataset build")):
+        assert audit.main(["--dataset", str(sample_build), "--task", "outcome", "--out", str(out)]) == 4
+        assert words in capsys.readouterr().err
+    assert (mine / "audit.json").read_text() == '{"my": "notes"}\n' and not (sample_build / "audit.json").exists()
+    ours = tmp_path / "ours"
+    for _ in range(2):  # its own output folder is rewritten
+        assert audit.main(["--dataset", str(sample_build), "--task", "outcome", "--out", str(ours)]) == 0
+    assert json.loads((ours / "audit.json").read_text())["results"]

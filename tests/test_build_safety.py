@@ -560,3 +560,23 @@ def test_a_killed_llm_build_costs_at_most_the_calls_in_flight(tmp_path, capsys, 
     assert len(resent) == len(in_flight) == concurrency, "exactly the calls in flight at the kill were sent again"
     stats = json.loads((out / "build_stats.json").read_text())
     assert stats["annotator_stats"]["cache_hits"] >= answered_before_kill
+
+
+def test_bad_thresholds_benchmarks_and_timeouts_are_one_line_before_any_work(tmp_path, capsys):
+    (tmp_path / "trunc.jsonl").write_text('{"problem": "What is 1+1?"}\n{"problem": "What')
+    (tmp_path / "nofield.jsonl").write_text('{"foo": "bar"}\n')
+    (tmp_path / "empty.jsonl").write_text("")
+    out = tmp_path / "out"
+    for argv, words in ((["--dedup-threshold", "2"], "dedup_threshold must be in (0, 1]"),
+                        (["--dedup-threshold", "nan"], "dedup_threshold must be in (0, 1]"),
+                        (["--dedup-threshold", "0"], "--no-dedup"),
+                        (["--decontam-threshold", "-1"], "decontam_threshold must be in (0, 1]"),
+                        (["--benchmarks", str(tmp_path / "trunc.jsonl")], "trunc.jsonl:2"),
+                        # a benchmark file that names no problem would decontaminate against nothing
+                        (["--benchmarks", str(tmp_path / "nofield.jsonl")], "has no row with a problem text"),
+                        (["--benchmarks", str(tmp_path / "empty.jsonl")], "has no row with a problem text"),
+                        (["--annotator", "llm", "--model", "m", "--timeout", "nan"], "finite numbers of seconds"),
+                        (["--annotator", "llm", "--model", "m", "--timeout", "inf"], "finite numbers of seconds")):
+        code, err = run_main(capsys, "--out", str(out), *argv)
+        assert code == 2 and words in err and err.count("\n") == 1, (argv, err)
+        assert not out.exists(), argv

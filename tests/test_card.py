@@ -52,11 +52,18 @@ def test_size_categories_follow_the_hub_buckets():
     assert [size_category(n) for n in (0, 999, 1000, 25_000, 150_000)] == ["n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M"]
 
 
-def test_unknown_placeholder_fails_the_build(demo, tmp_path):
+def test_a_template_the_build_cannot_fill_is_refused_before_any_work(tmp_path, capsys):
     template = tmp_path / "t.md"
-    template.write_text("---\nlicense: mit\n---\n{{typo}}\n")
-    with pytest.raises(KeyError, match="typo"):
-        main(["--out", str(tmp_path / "o"), "--no-progress", "--card-template", str(template)])
+    for text, words in (("---\n{{metadata}}\n---\n{{typo}}\n", "unknown placeholder {{typo}}"),
+                        ("---\n{{metadata}}\n---\n{{ repo }}\n", "unknown placeholder {{ repo }}"),
+                        ("# no header\n{{metadata}}\n", "no {{metadata}} in a leading --- header"),
+                        ("", "no {{metadata}}")):
+        template.write_text(text)
+        assert main(["--out", str(tmp_path / "o"), "--no-progress", "--card-template", str(template)]) == 2
+        assert words in capsys.readouterr().err and not (tmp_path / "o").exists(), text
+    template.write_bytes(b"\xff\xfe---")
+    assert main(["--out", str(tmp_path / "o"), "--no-progress", "--card-template", str(template)]) == 2
+    assert "cannot be read as UTF-8" in capsys.readouterr().err
 
 
 def test_card_and_stats_report_curation_quality(demo):

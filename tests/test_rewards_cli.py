@@ -43,3 +43,13 @@ def test_accuracy_report_gives_the_core_figure(tmp_path, capsys):
     assert "core" in capsys.readouterr().out.split("mrtasks", 1)[1]
     core = accuracy.main([str(path), "--checkers", "mrtasks", "--core"])["mrtasks"]
     assert (core.total, core.correct) == (2, 2)
+
+
+def test_bench_draws_a_wrong_answer_for_any_answer_even_past_pythons_digit_limit():
+    import random
+
+    from mrtasks.rewards.bench import wrong
+
+    for answer in ("41", "-7", "1" * 4301, "9" * 100_000):
+        w = wrong(answer, random.Random(0))
+        assert isinstance(w, str) and w != answer

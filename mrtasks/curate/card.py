@@ -199,6 +199,37 @@ def _license_line(sources: list[dict[str, Any]]) -> str:
     return f"`license: {', '.join(ids)}`: the licenses of the sources above, each row keeping its source's."
 
 
+PLACEHOLDERS = (
+    "metadata", "repo", "annotator", "seed", "fingerprint", "benchmarks", "tasks_table", "counts_table",
+    "empty_configs", "breakdown_table", "drops_table", "sources_table", "license", "columns", "default_config",
+    "parameters", "quality_tables", "reward_audit",
+)  # fmt: skip
+"""The `{{name}}`s a card template may hold; `{{metadata}}` (the YAML header with the dataset's
+configs) is required."""
+_LOOSE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+def check_template(template: Path | None) -> None:
+    """Refuse a card template the build could not fill, before any work (ValueError, one line): not
+    readable as UTF-8, an unknown or spaced placeholder, or no `{{metadata}}` in a leading `---`
+    header (without it `load_dataset(DIR, config)` would not find the configs)."""
+    template = Path(template or DEFAULT_TEMPLATE)
+    try:
+        text = template.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"card template not found: {template} (pass --card-template)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"card template {template} cannot be read as UTF-8 text ({e})") from None
+    for m in _LOOSE.finditer(text):
+        if m.group(0) != "{{" + m.group(1) + "}}" or m.group(1) not in PLACEHOLDERS:
+            raise ValueError(f"card template {template}: unknown placeholder {m.group(0)} (known: "
+                             + ", ".join("{{" + p + "}}" for p in PLACEHOLDERS) + ")")
+    header = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
+    if "{{metadata}}" not in header:
+        raise ValueError(f"card template {template} has no {{{{metadata}}}} in a leading --- header: the built "
+                         "card would not map the dataset's configs")
+
+
 def render_card(
     result: PipelineResult, parameters: dict[str, Any], fingerprint: str, repo: str, template: Path | None = None,
     audit: list[AuditResult] | None = None,
@@ -240,6 +271,8 @@ def render_card(
         "quality_tables": quality_section(result.quality),
         "reward_audit": card_section(result.rows, results=audit),  # mrtasks.rewards.audit
     }
+
+    assert set(values) == set(PLACEHOLDERS), "PLACEHOLDERS must list every value"
 
     def fill(m: re.Match[str]) -> str:
         if m.group(1) not in values:

@@ -174,15 +174,8 @@ class BenchmarkIndex:
     @classmethod
     def from_jsonl(cls, paths: Iterable[Path], threshold: float = 0.5) -> BenchmarkIndex:
         """Index benchmark JSONL files with a `problem` field (the file stem names the benchmark)."""
-        problems = []
-        for path in paths:
-            path = Path(path)
-            if not path.is_file():
-                raise FileNotFoundError(f"benchmark file not found: {path}")
-            for lineno, row in iter_jsonl(path):
-                text = row.get("problem") or row.get("question") or row.get("prompt")
-                if isinstance(text, str) and text.strip():
-                    problems.append(BenchmarkProblem(path.stem, str(row.get("id", lineno - 1)), shingles(text)))
+        problems = [BenchmarkProblem(Path(path).stem, key, shingles(text)) for path in paths
+                    for key, text in benchmark_problems(path)]
         return cls(problems, threshold)
 
     @classmethod
@@ -205,6 +198,24 @@ class BenchmarkIndex:
         for p in fingerprints:
             index = cls(index.problems + cls.from_fingerprints(p).problems, threshold)
         return index
+
+
+def benchmark_problems(path: str | Path) -> list[tuple[str, str]]:
+    """(id, problem text) of a benchmark JSONL file (a `problem`, `question` or `prompt` field).
+    A missing file is FileNotFoundError; a malformed line, or a file with no problem text (a
+    wrong field name, an empty file: decontaminating against it would exclude nothing), ValueError."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"benchmark file not found: {path}")
+    out = []
+    for lineno, row in iter_jsonl(path):
+        text = row.get("problem") or row.get("question") or row.get("prompt")
+        if isinstance(text, str) and text.strip():
+            out.append((str(row.get("id", lineno - 1)), text))
+    if not out:
+        raise ValueError(f"benchmark file {path} has no row with a problem text (a `problem`, `question` or `prompt` "
+                         "field); decontaminating against it would exclude nothing")
+    return out
 
 
 def default_fingerprints() -> Path:

@@ -31,6 +31,7 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
+import math
 import os
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -132,8 +133,8 @@ class LLMConfig:
             raise ValueError("the llm annotator needs a model name (--model), as the endpoint serves it")
         if self.concurrency < 1 or self.max_attempts < 1 or self.max_retries < 0:
             raise ValueError("concurrency and max_attempts must be >= 1, max_retries >= 0")
-        if self.timeout <= 0 or self.connect_timeout <= 0:
-            raise ValueError("timeout and connect_timeout must be > 0 seconds")
+        if not (0 < self.timeout < math.inf and 0 < self.connect_timeout < math.inf):  # NaN fails too
+            raise ValueError("timeout and connect_timeout must be finite numbers of seconds > 0")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError("max_tokens must be >= 1 (or None for the endpoint's default)")
         if self.max_response_bytes < 1024:

@@ -70,6 +70,11 @@ class PipelineConfig:
     annotate_batch: int = 256
     progress: bool = True
 
+    def __post_init__(self) -> None:
+        for name, value in (("dedup_threshold", self.dedup_threshold), ("decontam_threshold", self.decontam_threshold)):
+            if value is not None and not 0.0 < value <= 1.0:  # NaN fails too
+                raise ValueError(f"{name} must be in (0, 1], got {value} (--no-dedup / --no-decontaminate turn a filter off)")
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

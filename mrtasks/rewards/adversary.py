@@ -34,6 +34,7 @@ import math
 import random
 import re
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -580,7 +581,7 @@ def external_families(
     optionally `deserved`, the score a careful grader gives), scored by the task's registered reward
     as TRL calls it. Per `intent:family`: rows scored, mean and highest reward, and where `deserved`
     is given its mean and the mean excess (reward above deserved). Lines whose `id` is not a row are
-    skipped."""
+    skipped (`check_attacks` counts them)."""
     from mrtasks.rewards import get_reward
 
     by_id = {r["id"]: r for r in rows}
@@ -611,8 +612,10 @@ def write_masks(rows: Sequence[Row], path: str | Path, n: int, seed: int) -> int
     picked = list(rows)
     random.Random(seed).shuffle(picked)
     picked = picked[:n]
-    Path(path).write_text("".join(json.dumps({"id": r["id"], "masks": list(r["masks"])}, ensure_ascii=False) + "\n"
-                                  for r in picked), encoding="utf-8")
+    from mrtasks.output import write_output_file
+
+    write_output_file("--write-masks", path, "".join(
+        json.dumps({"id": r["id"], "masks": list(r["masks"])}, ensure_ascii=False) + "\n" for r in picked))
     return len(picked)
 
 
@@ -624,11 +627,74 @@ def _met(name: str, mean: float) -> str:
     return f"{op} {x:g} {'ok' if ok else 'FAILED'}"
 
 
+EXIT_OK, EXIT_USAGE, EXIT_OUTPUT, EXIT_INTERRUPTED = 0, 2, 4, 130
+EXIT_CODES = {
+    EXIT_OK: "the table was printed (and the files written)",
+    EXIT_USAGE: "bad arguments, a dataset that is not a readable build, a malformed --attacks file or one "
+                "that names no row of the build",
+    EXIT_OUTPUT: "--json or --write-masks refused (a folder, a missing or read-only folder, inside a dataset build "
+                 "or a model folder, an existing file this command did not write)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+COMMAND = "mrtasks.rewards.adversary"
+
+
+class AdversaryError(Exception):
+    """An everyday failure of the command line: one line and its exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def _is_figures(path: Path) -> bool:
+    """A JSON object of objects: what `--json` writes."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and all(isinstance(v, dict) for v in data.values())
+
+
+def _is_masks(path: Path) -> bool:
+    """`{"id", "masks"}` lines (or nothing): what `--write-masks` writes."""
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return all(set(json.loads(line)) == {"id", "masks"} for line in lines)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def check_attacks(attacks: Sequence[Any], rows: Sequence[Row], path: str, task: str) -> list[dict[str, Any]]:
+    """The lines of a red-team file that name a row of the build; a line with a bad field is an error
+    naming it, and a file none of whose lines names a row is one too (ids from another build)."""
+    ids = {r["id"] for r in rows}
+    for n, a in enumerate(attacks, 1):
+        if not isinstance(a, dict):
+            raise AdversaryError(f"--attacks {path}:{n}: not a JSON object")
+        if not isinstance(a.get("id"), str):
+            raise AdversaryError(f"--attacks {path}:{n}: no string id")
+        if not isinstance(a.get("completion", ""), str):
+            raise AdversaryError(f"--attacks {path}:{n}: the completion is not a string")
+        d = a.get("deserved")
+        if d is not None and (isinstance(d, bool) or not isinstance(d, (int, float)) or not 0.0 <= d <= 1.0):
+            raise AdversaryError(f"--attacks {path}:{n}: deserved must be a number in [0, 1], got {d!r}")
+    picked = [a for a in attacks if a["id"] in ids]
+    if not picked:
+        raise AdversaryError(f"--attacks {path}: none of its {len(attacks)} lines names a row of the {task} config "
+                             "(written for another build or task?)")
+    if len(picked) < len(attacks):
+        logger.warning("--attacks %s: %d of %d lines name no row of the %s config; skipped",
+                       path, len(attacks) - len(picked), len(attacks), task)
+    return picked
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mrtasks.rewards.adversary",
         description="Score adversarial families (decorated right and wrong work, near misses, script braces, "
         "re-printed sides, coarse approximations, 64 KiB completions) on a build.",
+        epilog="exit codes: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items()),
     )
     parser.add_argument("--dataset", required=True, help="a folder written by `python -m mrtasks.build`")
     parser.add_argument("--json", help="write the figures here as JSON")
@@ -642,44 +708,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=150, help="rows for --write-masks (default 150)")
     parser.add_argument("--seed", type=int, default=7, help="seed for --write-masks (default 7)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
-    if not Path(args.dataset).is_dir():
-        parser.error(f"--dataset {args.dataset}: not a folder")
-    from mrtasks.rewards.rows import load_rows  # not from audit: the audit imports this module
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.max_rows < 0:
+        parser.error(f"--max-rows must be >= 0 (0: all), got {args.max_rows}")
+    if args.rows < 1:
+        parser.error(f"--rows must be >= 1, got {args.rows}")
+    from mrtasks.output import OutputError
+    from mrtasks.rewards.rows import DatasetError
 
-    if args.write_masks or args.attacks:
-        from mrtasks.jsonl import JSONLError, read_jsonl
-        from mrtasks.tasks import list_tasks
+    try:
+        return _main(args)
+    except (AdversaryError, DatasetError, OutputError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return getattr(e, "code", EXIT_OUTPUT if isinstance(e, OutputError) else EXIT_USAGE)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
-        task = "masked_then_fill" if args.write_masks else args.task
-        if task not in list_tasks():
-            parser.error(f"--task {task}: unknown task; tasks are {list_tasks()}")
-        try:
-            rows = load_rows(args.dataset, task, splits=["train"] if args.write_masks else None)
-        except (ValueError, OSError) as e:
-            parser.error(f"--dataset {args.dataset}: no readable {task} config ({str(e).splitlines()[0][:200]})")
+
+def _main(args: argparse.Namespace) -> int:
+    from mrtasks.output import check_output_file, write_output_file
+    from mrtasks.rewards.rows import build_configs, load_rows  # not from audit: the audit imports this module
+    from mrtasks.tasks import list_tasks
+
+    configs = build_configs(args.dataset)
+    task = "masked_then_fill" if args.write_masks else args.task
+    needed = [task] if args.write_masks or args.attacks else ["masked_then_fill", "outcome", "error_correction"]
+    if task not in list_tasks():
+        raise AdversaryError(f"--task {task}: unknown task; tasks are {list_tasks()}")
+    missing = [t for t in needed if t not in configs]
+    if missing:
+        raise AdversaryError(f"--dataset {args.dataset} has no {', '.join(missing)} config (it has {sorted(configs)})")
     if args.write_masks:
-        try:
-            n = write_masks(rows, args.write_masks, args.rows, args.seed)
-        except OSError as e:
-            parser.error(f"--write-masks {args.write_masks}: cannot write ({e.strerror or e})")
+        check_output_file("--write-masks", args.write_masks, COMMAND, _is_masks)
+    if args.json:
+        check_output_file("--json", args.json, COMMAND, _is_figures)
+    if args.write_masks:
+        n = write_masks(load_rows(args.dataset, task, splits=["train"]), args.write_masks, args.rows, args.seed)
         print(f"wrote {n} rows to {args.write_masks}")
-        return 0
+        return EXIT_OK
     if args.attacks:
+        from mrtasks.jsonl import JSONLError, read_jsonl
+
         if not Path(args.attacks).is_file():
-            parser.error(f"--attacks {args.attacks}: no such file")
+            raise AdversaryError(f"--attacks {args.attacks}: no such file")
         try:
             attacks = read_jsonl(args.attacks)
         except (JSONLError, OSError) as e:
-            parser.error(f"--attacks: {e}")
-        found = external_families(rows, attacks, task)
+            raise AdversaryError(f"--attacks: {e}") from None
+        rows = load_rows(args.dataset, task)
+        found = external_families(rows, check_attacks(attacks, rows, args.attacks, task), task)
         print(f"{'intent:family':<40} {'n':>6} {'mean':>7} {'max':>7} {'deserved':>9} {'excess':>7}")
         for name, f in found.items():
             extra = f"{f['deserved']:>9.3f} {f['excess']:>7.3f}" if "excess" in f else ""
             print(f"{name:<40} {f['n']:>6} {f['mean']:>7.3f} {f['max']:>7.3f} {extra}")
         if args.json:
-            Path(args.json).write_text(json.dumps(found, indent=2) + "\n")
-        return 0
+            write_output_file("--json", args.json, json.dumps(found, indent=2) + "\n")
+        return EXIT_OK
     figures: dict[str, Any] = {}
     for task, fn in (("masked_then_fill", mask_families), ("outcome", outcome_families), ("error_correction", correction_families)):
         rows = load_rows(args.dataset, task)
@@ -694,8 +779,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, secs in figures["time_64k_s"].items():
         print(f"{'time_64k':<18} {name:<30} {'':>6} {secs:>7.3f}  {'< 1 s ' + ('ok' if secs < 1 else 'FAILED')}")
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
-    return 0
+        write_output_file("--json", args.json, json.dumps(figures, indent=2) + "\n")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ import argparse
 import json
 import logging
 import math
-import os
 import random
 import re
 import statistics
@@ -44,10 +43,11 @@ from typing import Any
 from mrtasks.mathcheck import Verdict, judge_in_process, parse_answer
 from mrtasks.mathcheck.answer import constant_value
 from mrtasks.mathcheck.latex import depth_scan
+from mrtasks.output import OutputError, OwnedFolder, Owner
 from mrtasks.rewards.adversary import DECORATIONS, NEAR_MISS_KINDS, coarse_approximation, decorate, script_braces
 from mrtasks.rewards.baselines import calculator_correction, dataflow_order
 from mrtasks.rewards.outcome import reference_text
-from mrtasks.rewards.rows import load_rows
+from mrtasks.rewards.rows import DatasetError, build_configs, load_rows
 from mrtasks.tasks import ERROR_CORRECTION, MASKED_THEN_FILL, OUTCOME, STEP_REORDERING, get_task, list_tasks
 
 logger = logging.getLogger(__name__)
@@ -1001,7 +1001,8 @@ EXIT_CODES = {
     EXIT_USAGE: "bad arguments or a dataset that is not a readable build (missing, no card, broken card YAML, "
                 "corrupt Parquet, unknown --task or --split)",
     EXIT_MISSED: "a policy missed its target (the table marks it FAILED)",
-    EXIT_OUTPUT: "--out cannot be written (a file, a read-only folder)",
+    EXIT_OUTPUT: "--out refused (a file, a read-only folder, a dataset build, a model folder, another command's "
+                 "output, files this command did not write, another audit writing into it)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -1014,58 +1015,25 @@ class AuditError(Exception):
         self.code = code
 
 
-def build_configs(dataset: Path) -> dict[str, list[str]]:
-    """The configs of a build folder and their splits, read from its card's YAML `configs:`."""
-    from mrtasks.output import read_marker
-
-    if not dataset.is_dir():
-        raise AuditError(f"--dataset {dataset}: " + ("not a folder" if dataset.exists() else "no such folder"))
-    card = dataset / "README.md"
-    if read_marker(dataset) is None:
-        raise AuditError(f"--dataset {dataset} is not a build of `python -m mrtasks.build` (no build_stats.json marker)")
-    if not card.is_file():
-        raise AuditError(f"--dataset {dataset} has no README.md (the card whose configs: maps the Parquet files)")
-    try:
-        import yaml
-
-        text = card.read_text(encoding="utf-8")
-        header = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else None
-    except (UnicodeDecodeError, IndexError, yaml.YAMLError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise AuditError(f"{card}: the card's YAML header is broken ({first})") from None
-    configs = header.get("configs") if isinstance(header, dict) else None
-    if not isinstance(configs, list):
-        raise AuditError(f"{card}: the card's YAML header has no configs: list")
-    out = {}
-    for c in configs:
-        if isinstance(c, dict) and isinstance(c.get("config_name"), str):
-            out[c["config_name"]] = [f.get("split") for f in c.get("data_files") or [] if isinstance(f, dict)]
-    return out
-
-
 def _load_checked(dataset: Path, tasks: Sequence[str], splits: Sequence[str] | None) -> list[AuditResult]:
     results = []
     for task in tasks:
-        try:
-            rows = load_rows(dataset, task, splits)
-        except Exception as e:  # noqa: BLE001 - corrupt Parquet, unreadable files: one line, not a traceback
-            first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
-            raise AuditError(f"cannot load the {task} config of {dataset}: {type(e).__name__}: {first}") from None
+        rows = load_rows(dataset, task, splits)
         logger.info("%s: %d rows", task, len(rows))
         results.extend(audit_rows(task, rows, get_task(task).reward))
     return results
 
 
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise AuditError(f"--out {out} exists and is not a folder", EXIT_OUTPUT)
-    ancestor = out
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise AuditError(f"--out {out}: {ancestor} is not a folder", EXIT_OUTPUT)
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise AuditError(f"--out {out} is not writable ({ancestor})", EXIT_OUTPUT)
+def _legacy_out(folder: Path) -> bool:
+    """A folder an audit wrote before it marked its folders: audit.json with its dataset and results."""
+    try:
+        data = json.loads((folder / "audit.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and {"dataset", "results"} <= set(data)
+
+
+OUT_OWNER = Owner("mrtasks.rewards.audit", ("audit.json", "audit.png"), "--out", _legacy_out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1087,6 +1055,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.code
+    except DatasetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_OUTPUT
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -1111,21 +1085,21 @@ def _main(args: argparse.Namespace) -> int:
         raise AuditError(f"--split: {dataset} has no split {', '.join(map(repr, bad))} (it has {have})")
     out = Path(args.out) if args.out else None
     if out is not None:
-        _check_out(out)
+        OwnedFolder(out, OUT_OWNER).check()  # refused before any scoring
     skipped = [t for t in known if t not in configs and not args.task]
     for t in skipped:
         logger.info("no %s config in %s; skipped", t, dataset)
     results = _load_checked(dataset, tasks, args.split)
     print(text_table(results))
     if out is not None:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "audit.json").write_text(
-                json.dumps({"dataset": str(args.dataset), "results": [asdict(r) for r in results]}, indent=2) + "\n"
-            )
-            plot(results, out / "audit.png")
-        except OSError as e:
-            raise AuditError(f"--out {out}: cannot write: {e.strerror or e}", EXIT_OUTPUT) from None
+        with OwnedFolder(out, OUT_OWNER):
+            try:
+                (out / "audit.json").write_text(
+                    json.dumps({"dataset": str(args.dataset), "results": [asdict(r) for r in results]}, indent=2) + "\n"
+                )
+                plot(results, out / "audit.png")
+            except OSError as e:
+                raise AuditError(f"--out {out}: cannot write: {e.strerror or e}", EXIT_OUTPUT) from None
         print(f"wrote {out / 'audit.json'}" + (f" and {out / 'audit.png'}" if (out / "audit.png").exists() else ""))
     failed = [r for r in results if r.passed is False]
     return EXIT_MISSED if failed else EXIT_OK

@@ -59,7 +59,7 @@ def variant(answer: str, rng: random.Random) -> str:
 
 
 def wrong(answer: str, rng: random.Random) -> str:
-    if answer.lstrip("-").isdigit():
+    if answer.lstrip("-").isdigit() and len(answer) < 4000:  # Python parses at most 4300 digits
         return str(int(answer) + rng.choice([-1, 1, 10, 100]))
     return rng.choice([answer + "+1", "2" + answer if answer else "2", "-(" + answer + ")", "\\frac{1}{2}"])
 

@@ -271,3 +271,48 @@ def test_a_formula_is_a_statement_about_its_left_side_and_a_negated_relation_is_
     # a chain with a relation inside a member does not read the same backwards
     assert judge("1 \\times 2 = uv \\mid (n-1)! = n", "n = uv \\mid (n-1)! = 1 \\times 2", strip_lhs=False) is not Verdict.EQUAL
     assert judge("c = b = a", "a = b = c", strip_lhs=False) is Verdict.EQUAL
+
+
+# --- red team 3 (tests/data/redteam3): what the reward learned from attacks it did not write -----------
+
+FILL = get_reward("masked_then_fill")
+
+
+def _fill(fills: list[str], masks: list[str]) -> float:
+    return FILL(["</think>\n\\boxed{" + "; ".join(fills) + "}"], masks=[masks])[0]
+
+
+def test_invisible_characters_and_white_ink_hide_nothing():
+    masks = ["d(f(x), f(z)) \\leq w(d(x, z))", "\\lim_{s \\to 0^{+}} w(s) = 0"]
+    wrong = ["d(f(x), f(z)) \\geq w(d(x, z))", "\\lim_{s \\to 0^{+}} w(s) \\neq 0"]
+    zero_width = ["".join(c + "\u200b\ufeff" for c in f) for f in wrong]
+    assert _fill(zero_width, masks) == 0.0
+    assert _fill(["".join(c + "\u200c" for c in f) for f in masks], masks) == 1.0  # right work stays right
+    white = ["{\\color{white} " + m + "} " + w for m, w in zip(masks, wrong)]
+    assert _fill(white, masks) == 0.0 and _fill(["\\textcolor{white}{" + m + "} " + w for m, w in zip(masks, wrong)], masks) == 0.0
+    assert strip_markup("{\\color{white} x = 1} x = 2") == "x = 2" and strip_markup("\\color{red} x = 1") == "x = 1"
+
+
+def test_right_fills_written_in_unicode_aligned_or_with_entities_are_right():
+    masks = ["35\\cdot40\\equiv1\\pmod{1399}", "U \\cap V=\\emptyset", "a_{4} =4-1^{2}=3", "x \\notin \\mathcal{J}"]
+    assert _fill(["35·40≡1\\pmod{1399}", "U ∩V=∅", "\\begin{aligned} a_{4} &=4-1^{2} \\\\ &=3 \\end{aligned}", "x ∉\\mathcal{J}"],
+                 masks) == 1.0
+    assert judge("a &le; b", "a \\leq b") is Verdict.EQUAL
+    assert _fill(["35·40≡2\\pmod{1399}", "U ∪V=∅", "\\begin{aligned} a_{4} &=4-1^{2} \\\\ &=4 \\end{aligned}", "x ∈\\mathcal{J}"],
+                 masks) == 0.0
+
+
+def test_symmetric_relations_read_backwards_are_the_same_statement():
+    masks = ["\\triangle B M C \\cong \\triangle B M N", "\\overline{P I} \\perp \\overline{P L}"]
+    assert _fill(["\\triangle B M N \\cong \\triangle B M C", "\\overline{P L} \\perp \\overline{P I}"], masks) == 1.0
+    assert _fill(["\\triangle B M N \\cong \\triangle B M D", "\\overline{P L} \\perp \\overline{P J}"], masks) == 0.0
+
+
+def test_one_side_or_a_formula_nearer_another_mask_restores_nothing():
+    masks = ["\\triangle B M C \\cong \\triangle B M N", "\\triangle A N M \\sim \\triangle A C B",
+             "\\mathrm{m} \\angle A P Q=\\mathrm{m} \\angle B A P+\\mathrm{m} \\angle A B P=2 \\theta",
+             "\\mathrm{m} \\angle A=5 \\theta=90^{\\circ}"]
+    assert near_miss("\\triangle B M N", masks[0]) and near_miss("\\triangle A N M", masks[1])
+    swapped = [masks[1], masks[0], "\\mathrm{m} \\angle A=5 \\theta=91^{\\circ}", masks[2]]
+    assert _fill(swapped, masks) == 0.0
+    assert _fill(masks, masks) == 1.0

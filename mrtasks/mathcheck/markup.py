@@ -36,6 +36,7 @@ stays as it is. Longer texts than `MAX_MARKUP_CHARS` are left unchanged (compare
 
 from __future__ import annotations
 
+import html
 import re
 
 from mrtasks.mathcheck.latex import closing_brace
@@ -49,8 +50,14 @@ _FOLD = str.maketrans({**_FULL_WIDTH, 0x3000: " ", 0x2212: "-", 0x2013: "-", 0x2
 _NEEDS_FOLD = re.compile("[\uff01-\uff5e\u3000\u2212\u2013\u2012\ufe63]")
 
 
+_ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});")
+
+
 def fold_unicode(text: str) -> str:
-    """Full-width ASCII forms and the ideographic space as ASCII; Unicode minus and dashes as `-`."""
+    """Full-width ASCII forms and the ideographic space as ASCII; Unicode minus and dashes as `-`;
+    HTML entities as their characters (`&ge;` is `≥`, `&#8804;` is `≤`)."""
+    if "&" in text and ";" in text:
+        text = _ENTITY.sub(lambda m: html.unescape(m.group(0)), text)
     return text.translate(_FOLD) if _NEEDS_FOLD.search(text) else text
 
 
@@ -82,6 +89,25 @@ def _skip_arg(text: str, i: int) -> int:
     return -1
 
 
+_INVISIBLE = re.compile(r"\s*\{\s*white\s*\}")
+"""A colour argument that hides what it colours on a white page: `{\\color{white} x}` and
+`\\textcolor{white}{x}` are invisible, as `\\phantom{x}` is, and go with their content."""
+
+
+def _group_end(text: str, i: int) -> int:
+    """Index of the `}` closing the group that position `i` is in (the text's end outside any)."""
+    depth = 0
+    for j in range(i, len(text)):
+        c = text[j]
+        if c == "{" and (j == 0 or text[j - 1] != "\\"):
+            depth += 1
+        elif c == "}" and (j == 0 or text[j - 1] != "\\"):
+            if depth == 0:
+                return j
+            depth -= 1
+    return len(text)
+
+
 def _drop_commands(text: str) -> str:
     if "\\" not in text:
         return text
@@ -96,6 +122,14 @@ def _drop_commands(text: str) -> str:
             if name in ("colorbox", "color"):
                 opt = _OPT_ARG.match(text, end)
                 end = opt.end() if opt else end
+                if name == "color" and _INVISIBLE.match(text, end):  # white ink: what it colours is unseen
+                    start, close = m.start(), _group_end(text, end)
+                    opened = text[pos:start].rstrip()
+                    if opened.endswith("{") and close < len(text):  # `{\color{white} x}`: the whole group
+                        start, close = pos + len(opened) - 1, close + 1
+                    out.append(text[pos:start] + " ")
+                    pos = close
+                    continue
             for _ in range(_DROP[name]):
                 nxt = _skip_arg(text, end)
                 if nxt < 0:
@@ -104,6 +138,10 @@ def _drop_commands(text: str) -> str:
             out.append(text[pos : m.start()])
             out.append("\\quad " if name in _SPACING_DROP else " ")
             pos = end
+        elif name == "textcolor" and _INVISIBLE.match(text, m.end()):
+            end = _skip_arg(text, _skip_arg(text, m.end()))
+            out.append(text[pos : m.start()] + " ")
+            pos = len(text) if end < 0 else end
         elif name in _UNWRAP:
             end, ok = m.end(), True
             for _ in range(_UNWRAP[name]):
@@ -125,9 +163,31 @@ _WHOLE = re.compile(
 )
 
 
+_ALIGNED = re.compile(r"^\\begin\{(aligned|align\*?|gathered|gather\*?|split|equation\*?|multline\*?)\}(.*)\\end\{\1\}$", re.S)
+_ROW_BREAK = re.compile(r"\\\\(?:\[[^\]]{0,12}\])?")
+_CONTINUES = re.compile(
+    r"^\s*(?:[=<>+\-]|\\(?:le|ge|leq|geq|neq|ne|equiv|cong|sim|simeq|approx|Rightarrow|Longrightarrow|implies|iff|to|"
+    r"cdot|times)(?![a-zA-Z]))"
+)
+
+
+def _unaligned(body: str) -> str:
+    """The rows of an alignment environment as one formula: alignment marks go, and a row that
+    continues the one before (`&= c`) joins it, the others follow after a comma."""
+    rows = [r.replace("&", " ").strip() for r in _ROW_BREAK.split(body)]
+    out = ""
+    for row in (r for r in rows if r):
+        out = row if not out else (f"{out} {row}" if _CONTINUES.match(row) else f"{out}, {row}")
+    return out
+
+
 def _unwrap_whole(text: str) -> str:
     for _ in range(MAX_PASSES):
         t = text.strip()
+        env = _ALIGNED.match(t) if t.startswith("\\begin") else None
+        if env and "\\begin" not in env.group(2) and _unaligned(env.group(2)):
+            text = _unaligned(env.group(2))  # `\begin{aligned} a &= b \\ &= c \end{aligned}` is `a = b = c`
+            continue
         if t.startswith("{") and closing_brace(t, 0) == len(t) - 1 and len(t) > 2:
             text = t[1:-1]
             continue

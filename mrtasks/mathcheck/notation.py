@@ -56,10 +56,21 @@ _GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
     "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi",
     "ρ": "rho", "σ": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "ϕ": "phi", "χ": "chi",
-    "ψ": "psi", "ω": "omega",
+    "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta", "Θ": "Theta", "Λ": "Lambda", "Ξ": "Xi", "Π": "Pi",
+    "Σ": "Sigma", "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega",
 }  # fmt: skip
 _SIMPLE = {"π": "\\pi ", "∞": "\\infty ", "×": "\\cdot ", "·": "\\cdot ", "⋅": "\\cdot ", "∙": "\\cdot ",
-           "÷": "/", "−": "-", "⩽": "≤", "⩾": "≥", "ℝ": "\\mathbb{R}", "∈": "\\in "}  # fmt: skip
+           "÷": "/", "−": "-", "⩽": "≤", "⩾": "≥", "ℝ": "\\mathbb{R}", "∈": "\\in ",
+           # the symbols of LaTeX's commands, as a model may type them: `35·40≡1`, `U ∩ V = ∅`
+           "≡": "\\equiv ", "∉": "\\notin ", "∋": "\\ni ", "∩": "\\cap ", "∪": "\\cup ", "⊂": "\\subset ",
+           "⊆": "\\subseteq ", "⊃": "\\supset ", "⊇": "\\supseteq ", "∅": "\\emptyset ", "±": "\\pm ", "∓": "\\mp ",
+           "∘": "\\circ ", "≅": "\\cong ", "≈": "\\approx ", "∼": "\\sim ", "≃": "\\simeq ", "⊥": "\\perp ",
+           "∥": "\\parallel ", "∠": "\\angle ", "△": "\\triangle ", "∀": "\\forall ", "∃": "\\exists ",
+           "¬": "\\neg ", "∑": "\\sum ", "∏": "\\prod ", "∫": "\\int ", "∂": "\\partial ", "∇": "\\nabla ",
+           "→": "\\to ", "⇒": "\\Rightarrow ", "⟹": "\\implies ", "⇔": "\\Leftrightarrow ", "⟺": "\\iff ",
+           "…": "\\ldots ", "⋯": "\\cdots ", "∣": "\\mid ", "∤": "\\nmid ", "⌊": "\\lfloor ", "⌋": "\\rfloor ",
+           "⌈": "\\lceil ", "⌉": "\\rceil ", "ℕ": "\\mathbb{N}", "ℤ": "\\mathbb{Z}", "ℚ": "\\mathbb{Q}",
+           "ℂ": "\\mathbb{C}"}  # fmt: skip
 _UNICODE = re.compile("[" + "".join(_VULGAR) + "".join(_GREEK) + "".join(_SIMPLE) + "√∛∜⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺" + "]")
 _SUPERSCRIPTS = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 _ROOT_ARG = re.compile(r"\s*(\d+(?:\.\d+)?|[A-Za-z]|\\[a-zA-Z]+)")

@@ -20,8 +20,10 @@ default (`partial_credit="undecided"`) scores each position by this rule:
 4. Masks outside the grammar (prose, theorem names, big operators, congruences, commands the
    checker cannot read): 0 when the checker decides they differ or the fill is a near miss
    (`near_miss`: the same token sequence but for numbers, signs, operators, relations, functions
-   or free letters, or a minus or negation added or dropped); else text similarity, 0 below
-   `MIN_SIMILARITY`. Theorem names are matched through the checker's lexicon.
+   or free letters, or a minus or negation added or dropped, or one side of the mask alone), or
+   the fill is nearer another mask of the row than its own (that formula in the wrong slot); 1.0 for the mask
+   read from the other end across symmetric relations (`B \\cong A`); else text similarity, 0
+   below `MIN_SIMILARITY`. Theorem names are matched through the checker's lexicon.
 
 `partial_credit="all"` keeps the paper's literal variant (similarity on every mismatch).
 """
@@ -294,10 +296,19 @@ def near_miss(pred: str, ref: str) -> bool:
         return False  # the same tokens, or the same chain read from the other end (`y \\leq x`, `x \\geq y`)
     if any(_near_tokens(a, b, ref) for a in variants):
         return True
+    if any(_one_side(_canonical(a), _canonical(b)) for a in variants):
+        return True
     if _bound_renaming(variants[0], b, ref):
         return False
     canon = _canonical(b)
     return any(_small_edit(_canonical(a), canon) for a in variants)
+
+
+def _one_side(a: list[str], b: list[str]) -> bool:
+    """`a` is one side of the relation `b` alone (`\\triangle B M N` for `\\triangle B M C \\cong
+    \\triangle B M N`, `12` for `B N = 12`): a term, not the statement."""
+    sides, rels = _chain(b)
+    return bool(rels) and not _chain(a)[1] and a in sides
 
 
 def _bound_renaming(a: list[str], b: list[str], ref: str) -> bool:
@@ -352,19 +363,40 @@ def _near_tokens(a: list[str], b: list[str], ref: str) -> bool:
     return not all(y.lstrip("\\") in bound or y in bound for y in forward.values())
 
 
-def position_score(verdict: bool | None, pred: str, ref: str, partial_credit: str) -> float:
+def position_score(verdict: bool | None, pred: str, ref: str, partial_credit: str, others: Sequence[str] = ()) -> float:
     """1.0 equivalent. Under "all" (the paper's literal rule), similarity otherwise. Under
     "undecided" (the default): 0.0 when the checker decides they differ, when the reference is
     within the checker's grammar (`in_grammar`: then only the checker's EQUAL pays, and a fill it
-    cannot read earns 0), or when the fill is a near miss; else similarity, 0 below `MIN_SIMILARITY`."""
+    cannot read earns 0), when the fill is a near miss, or when it is nearer another mask of the row
+    than its own (`others`: that formula in the wrong place restores nothing here); 1.0 for the mask's
+    symmetric relation read from the other end (`B \\cong A` for `A \\cong B`); else similarity, 0
+    below `MIN_SIMILARITY`."""
     if verdict is True:
         return 1.0
     if partial_credit == "all":
         return similarity(pred, ref)
-    if verdict is False or in_grammar(ref) or near_miss(pred, ref):
+    if verdict is False or in_grammar(ref):
+        return 0.0
+    short = len(pred) <= MAX_NEAR_MISS_CHARS and len(ref) <= MAX_NEAR_MISS_CHARS
+    if short and _mirror_image(_canonical(_tokens(pred)), _canonical(_tokens(ref))):
+        return 1.0
+    if near_miss(pred, ref):
         return 0.0
     score = similarity(pred, ref)
-    return score if score >= MIN_SIMILARITY else 0.0
+    if score < MIN_SIMILARITY:
+        return 0.0
+    own = normalize(ref)
+    if any(normalize(o) != own and similarity(pred, o) > score for o in others):
+        return 0.0  # nearer another mask of the row: that formula (or a variant of it) in the wrong slot
+    return score
+
+
+def _mirror_image(a: list[str], b: list[str]) -> bool:
+    """`a` is the chain `b` read from the other end across symmetric relations only (`=`, `\\cong`,
+    `\\sim`, `\\perp`, ...): `C \\sim B \\sim A` for `A \\sim B \\sim C` says the same."""
+    sa, ra = _chain(a)
+    sb, rb = _chain(b)
+    return bool(rb) and all(r in _SYMMETRIC for r in rb) and ra == rb[::-1] and sa == sb[::-1] and all(sa)
 
 
 @register(MASKED_THEN_FILL, aliases=("mask_fill",))
@@ -408,7 +440,7 @@ def mask_fill_reward(
                 slots.append(i)
     totals: dict[int, float] = {}
     for i, (pred, ref), verdict in zip(slots, pairs, judge_formulas(pairs)):
-        totals[i] = totals.get(i, 0.0) + position_score(verdict, pred, ref, partial_credit)
+        totals[i] = totals.get(i, 0.0) + position_score(verdict, pred, ref, partial_credit, masks[i])
     for i, keep in positions.items():
         rewards[i] = totals.get(i, 0.0) / len(keep)
     return rewards

@@ -62,14 +62,22 @@ def cut_at_end_of_turn(text: str) -> str:
     return text[:end]
 
 
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]")
+"""Unicode format characters (zero-width spaces and joiners, direction marks, the BOM, soft hyphens):
+invisible, they say nothing, and scattered inside a formula they only hide it from the comparison."""
+
+
 def answer_region(text: str, think_prefilled: bool = False) -> str:
-    """The text that is graded: up to the first end-of-turn token, after the last `</think>`.
+    """The text that is graded: up to the first end-of-turn token, after the last `</think>`,
+    without invisible format characters (`_INVISIBLE`).
 
     "" when reasoning never finished: with `think_prefilled` (the prompt opened `<think>`, as
     R1-Distill's template does) a completion without `</think>`; otherwise a `<think>` that never
     closes. R1-style models box candidate answers while thinking; only the final answer counts.
     """
     text = cut_at_end_of_turn(text)
+    if not text.isascii():
+        text = _INVISIBLE.sub("", text)
     close = text.rfind(THINK_CLOSE)
     if close >= 0:
         text = text[close + len(THINK_CLOSE) :]

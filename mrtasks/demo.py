@@ -11,12 +11,13 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import datasets
 from datasets import get_dataset_config_names, load_dataset
 
-from mrtasks.output import read_marker
 from mrtasks.rewards.audit import policies_for, score_rows
+from mrtasks.rewards.rows import DatasetError, build_configs, load_rows, row_problem
 from mrtasks.tasks import get_task, list_tasks
 
 
@@ -56,35 +57,52 @@ def show(dataset: str, split: str) -> int:
     if local:
         if not folder.is_dir():
             raise DemoError(f"{dataset}: no such folder (build one with `python -m mrtasks.build --out {dataset}`)")
-        if read_marker(folder) is None:
-            raise DemoError(f"{dataset} is not a build of `python -m mrtasks.build` (no build_stats.json marker)")
-    try:
-        configs = get_dataset_config_names(dataset)
-    except Exception as e:  # noqa: BLE001 - offline, missing, a broken card: one line
-        raise DemoError(f"cannot read the configs of {dataset}: {_first_line(e)}") from None
+        try:
+            configs = build_configs(folder)  # the card's configs: a build without its card is refused
+        except DatasetError as e:
+            raise DemoError(str(e)) from None
+    else:
+        try:
+            configs = get_dataset_config_names(dataset)
+        except Exception as e:  # noqa: BLE001 - offline, missing, a broken card: one line
+            raise DemoError(f"cannot read the configs of {dataset}: {_first_line(e)}") from None
     for task in list_tasks():
         if task not in configs:
             print(f"\n== {task}: no {task} config in {dataset} (its corpus cannot feed this task); skipped")
             continue
         reward_name = get_task(task).reward
-        try:
-            ds = load_dataset(dataset, task, split=split)
-        except ValueError as e:
-            if "Unknown split" in str(e):
-                raise DemoError(f"--split {split}: {dataset} [{task}] has no such split") from None
-            raise DemoError(f"cannot load the {task} config of {dataset}: {_first_line(e)}") from None
-        except Exception as e:  # noqa: BLE001 - corrupt Parquet, unreadable files: one line
-            raise DemoError(f"cannot load the {task} config of {dataset}: {_first_line(e)}") from None
+        if local:
+            if split not in configs[task]:
+                raise DemoError(f"--split {split}: {dataset} [{task}] has no such split")
+            try:  # read fresh and checked, row by row (`mrtasks.rewards.rows`)
+                ds = load_rows(folder, task, [split])
+            except DatasetError as e:
+                raise DemoError(str(e)) from None
+        else:
+            ds = _load_hub(dataset, task, split)
         if len(ds) == 0:
             print(f"\n== {task}: no {split} rows; skipped")
             continue
         row = ds[0]
+        if problem := row_problem(row, task):
+            raise DemoError(f"{dataset}: {task} {split} row 0 (id {row.get('id')!r}): {problem}")
         print(f"\n== {task}: {len(ds)} {split} rows; row {row['id']!r} ({row['source']}, {row['kind']})")
         print("user prompt:", row["prompt"][-1]["content"][:400].replace("\n", " "), "...")
         for policy in policies_for(task):
             (score,) = score_rows(task, [row], policy, reward_name)
             print(f"  {reward_name:<16} {policy.name:<22} -> {score:.3f}   {policy.description}")
     return 0
+
+
+def _load_hub(dataset: str, task: str, split: str) -> Any:
+    try:
+        return load_dataset(dataset, task, split=split)
+    except ValueError as e:
+        if "Unknown split" in str(e):
+            raise DemoError(f"--split {split}: {dataset} [{task}] has no such split") from None
+        raise DemoError(f"cannot load the {task} config of {dataset}: {_first_line(e)}") from None
+    except Exception as e:  # noqa: BLE001 - offline, a broken repo: one line
+        raise DemoError(f"cannot load the {task} config of {dataset}: {_first_line(e)}") from None
 
 
 if __name__ == "__main__":

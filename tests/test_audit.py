@@ -414,6 +414,7 @@ def _edited(build: Path, out: Path, config: str, edit) -> Path:
 
 
 def test_rows_a_reward_cannot_score_are_one_line_naming_the_row(sample_build, tmp_path, capsys):
+    from mrtasks.demo import main as demo_main
     from mrtasks.rewards.adversary import main as adversary_main
 
     cases = (("masked_then_fill", lambda r: r.update(masks=None), "'masks' is null"),
@@ -425,6 +426,9 @@ def test_rows_a_reward_cannot_score_are_one_line_naming_the_row(sample_build, tm
         err = capsys.readouterr().err
         assert words in err and f"{config} train row 0" in err and "Traceback" not in err
         assert adversary_main(["--dataset", str(bad), "--no-time"]) == 2 and words in capsys.readouterr().err
+        assert demo_main([str(bad)]) == 2 and words in capsys.readouterr().err
+    (tmp_path / "b0" / "README.md").unlink()  # a build without its card: refused, not "no config, skipped"
+    assert demo_main([str(tmp_path / "b0")]) == 2 and "has no README.md" in capsys.readouterr().err
 
 
 def test_audit_out_never_overwrites_a_users_file_or_writes_into_a_build(sample_build, tmp_path, capsys):

@@ -93,3 +93,21 @@ def test_sibling_problems_with_different_answers_are_not_near_duplicates():
     assert index.add("b", base.replace("?", " ?"), answer="5/33") == "a"  # same problem, same answer
     assert index.add("c", base.replace("both are red", "both are red, as a fraction"), answer="0.15") is None
     assert index.add("d", base.replace("both are red", "both are red, as a fraction"), answer=" 0.15 ") == "c"
+
+
+def test_writing_fingerprints_refuses_a_file_with_no_problem_and_never_touches_the_bundled_one(tmp_path, capsys):
+    from mrtasks.curate.filters import default_fingerprints, main
+
+    bundled = default_fingerprints().read_bytes()
+    (tmp_path / "q.jsonl").write_text('{"question_text": "What is 1+1?"}\n')
+    (tmp_path / "ok.jsonl").write_text('{"problem": "What is the sum of the first ten primes?"}\n')
+    (tmp_path / "notes.txt").write_text("mine\n")
+    for argv, code, words in (([str(tmp_path / "q.jsonl")], 2, "has no row with a problem text"),
+                              ([str(tmp_path / "absent.jsonl")], 2, "not found"),
+                              ([str(tmp_path / "ok.jsonl"), "--out", str(tmp_path)], 4, "is a folder"),
+                              ([str(tmp_path / "ok.jsonl"), "--out", str(tmp_path / "notes.txt")], 4, "was not written by")):
+        assert main(argv) == code and words in capsys.readouterr().err, argv
+    assert default_fingerprints().read_bytes() == bundled and (tmp_path / "notes.txt").read_text() == "mine\n"
+    assert main([str(tmp_path / "ok.jsonl"), "--out", str(tmp_path / "fp.jsonl")]) == 0
+    assert main([str(tmp_path / "ok.jsonl"), "--out", str(tmp_path / "fp.jsonl")]) == 0  # its own file is rewritten
+    assert len(read_jsonl(tmp_path / "fp.jsonl")) == 1

@@ -59,3 +59,13 @@ def test_bad_input_is_a_clear_error(build, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
+
+
+def test_save_ids_never_overwrites_a_build_or_a_users_file(build, tmp_path, capsys):
+    stats = (build / "build_stats.json").read_text()
+    (tmp_path / "mine.json").write_text('{"my": "notes"}')
+    for target, words in ((build / "build_stats.json", "a dataset build"), (tmp_path / "mine.json", "was not written by"),
+                          (tmp_path, "is a folder")):
+        assert main([str(build), "--rows", "1", "--save-ids", str(target)]) == 4
+        assert words in capsys.readouterr().err
+    assert (build / "build_stats.json").read_text() == stats and (tmp_path / "mine.json").read_text() == '{"my": "notes"}'

@@ -24,7 +24,9 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -223,26 +225,52 @@ def default_fingerprints() -> Path:
 
 
 def write_fingerprints(paths: list[Path], out: Path) -> int:
-    """Write the shingle hashes of benchmark problems (no text) as JSON lines; returns the count."""
+    """Write the shingle hashes of benchmark problems (no text) as JSON lines; returns the count.
+    Written beside `out` and renamed over it, so an interrupted write never leaves half a file."""
     index = BenchmarkIndex.from_jsonl(paths)
-    with open(out, "w", encoding="utf-8") as f:
+    tmp = out.with_name(f".{out.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
         for p in index.problems:
             packed = base64.b64encode(p.shingles.astype("<u4").tobytes()).decode()
             f.write(json.dumps({"benchmark": p.benchmark, "id": p.id, "shingles": packed}) + "\n")
+    os.replace(tmp, out)
     return len(index.problems)
 
 
-def main(argv: list[str] | None = None) -> None:
+def _is_fingerprints(path: Path) -> bool:
+    """A fingerprint file (or an empty one): what `write_fingerprints` writes."""
+    try:
+        return all({"benchmark", "id", "shingles"} <= set(row) for _, row in iter_jsonl(path))
+    except (OSError, ValueError):
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mrtasks.curate.filters",
         description="Write a benchmark fingerprint file (shingle hashes, no text) for decontamination.",
+        epilog="exit codes: 0 written; 2 a benchmark file missing, malformed or without a problem text; 4 --out "
+               "refused (a folder, not writable, inside a dataset build, a file that is not a fingerprint file)",
     )
     parser.add_argument("benchmarks", nargs="+", type=Path, help="benchmark JSONL files with a `problem` field")
     parser.add_argument("--out", type=Path, default=default_fingerprints(), help="output JSONL (default: the bundled file)")
     args = parser.parse_args(argv)
-    n = write_fingerprints(args.benchmarks, args.out)
+    from mrtasks.output import OutputError, check_output_file
+
+    try:
+        for path in args.benchmarks:
+            benchmark_problems(path)  # every file read, and refused, before anything is written
+        check_output_file("--out", args.out, "mrtasks.curate.filters", _is_fingerprints)
+        n = write_fingerprints(args.benchmarks, args.out)
+    except (ValueError, FileNotFoundError, IsADirectoryError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (OutputError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 4
     print(f"wrote {n} benchmark fingerprints to {args.out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

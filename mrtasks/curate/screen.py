@@ -25,12 +25,13 @@ from typing import Any
 
 from mrtasks.curate.heuristic.context import role
 from mrtasks.curate.quality import mask_spans
+from mrtasks.output import OutputError, check_output_file, write_output_file
 from mrtasks.rewards import rows
 from mrtasks.tasks.masked_then_fill import MASKED_THEN_FILL
 
 logger = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_OK, EXIT_USAGE, EXIT_OUTPUT = 0, 2, 4
 _CUE = re.compile(
     r"(?i)\b(?:let|denote|denoting|define|defining|where|case|if|when|suppose|assume|consider|set|call|write|put|take|"
     r"choose|for|with|fix|pick|given\s+by|namely|say)\b[^.]{0,50}$"
@@ -73,10 +74,20 @@ def screen_lines(rows: list[dict[str, Any]], context: int = 45, cues: bool = Fal
             yield f"  #{n} {what} …{before}⟦{solution[start:end]}⟧{after}…"
 
 
+def _is_ids(path: Path) -> bool:
+    """A JSON list of ids: what `--save-ids` writes."""
+    try:
+        ids = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(ids, list) and all(isinstance(i, str) for i in ids)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m mrtasks.curate.screen", description=__doc__.split("\n\n")[0],
-        epilog="exit codes: 0 the sample was printed; 2 bad arguments, or a folder without a masked_then_fill config",
+        epilog="exit codes: 0 the sample was printed; 2 bad arguments, or a folder without a readable masked_then_fill "
+               "config; 4 --save-ids refused (a folder, not writable, inside a build, a file that is not a list of ids)",
     )
     p.add_argument("out", type=Path, help="a folder written by python -m mrtasks.build")
     p.add_argument("--rows", type=int, default=200, help="rows to sample (default 200)")
@@ -92,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.out / "build_stats.json").is_file():
         print(f"error: {args.out} is not a build folder (no build_stats.json)", file=sys.stderr)
         return EXIT_USAGE
+    if args.save_ids:
+        try:
+            check_output_file("--save-ids", args.save_ids, "mrtasks.curate.screen", _is_ids)
+        except OutputError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_OUTPUT
     try:
         ids = json.loads(args.ids.read_text()) if args.ids else None
         if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
@@ -104,7 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     if ids is not None and len(sample) < len(ids):
         logger.info("%d of %d ids are no longer rows of %s", len(ids) - len(sample), len(ids), args.out)
     if args.save_ids:
-        args.save_ids.write_text(json.dumps([r["id"] for r in sample]) + "\n")
+        try:
+            write_output_file("--save-ids", args.save_ids, json.dumps([r["id"] for r in sample]) + "\n")
+        except OutputError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_OUTPUT
     for line in screen_lines(sample, args.context, args.cues):
         print(line)
     logger.info("%d rows, %d masks (of %d rows in the build)", len(sample), sum(len(r["masks"]) for r in sample), len(rows))

@@ -24,12 +24,12 @@ def build_configs(dataset: str | Path) -> dict[str, list[str]]:
 
     dataset = Path(dataset)
     if not dataset.is_dir():
-        raise DatasetError(f"--dataset {dataset}: " + ("not a folder" if dataset.exists() else "no such folder"))
+        raise DatasetError(f"{dataset}: " + ("not a folder" if dataset.exists() else "no such folder"))
     card = dataset / "README.md"
     if read_marker(dataset) is None:
-        raise DatasetError(f"--dataset {dataset} is not a build of `python -m mrtasks.build` (no build_stats.json marker)")
+        raise DatasetError(f"{dataset} is not a build of `python -m mrtasks.build` (no build_stats.json marker)")
     if not card.is_file():
-        raise DatasetError(f"--dataset {dataset} has no README.md (the card whose configs: maps the Parquet files)")
+        raise DatasetError(f"{dataset} has no README.md (the card whose configs: maps the Parquet files)")
     try:
         import yaml
 

@@ -306,6 +306,9 @@ def test_symmetric_relations_read_backwards_are_the_same_statement():
     masks = ["\\triangle B M C \\cong \\triangle B M N", "\\overline{P I} \\perp \\overline{P L}"]
     assert _fill(["\\triangle B M N \\cong \\triangle B M C", "\\overline{P L} \\perp \\overline{P I}"], masks) == 1.0
     assert _fill(["\\triangle B M N \\cong \\triangle B M D", "\\overline{P L} \\perp \\overline{P J}"], masks) == 0.0
+    masks = ["p^{-1}(\\{y\\}) \\subset U", "U \\subset p^{-1}(p(U))"]  # mirrored relations: the same statement
+    assert _fill(["U \\supset p^{-1}(\\{y\\})", "p^{-1}(p(U)) \\supset U"], masks) == 1.0
+    assert _fill(["U \\supset p^{-1}(\\{z\\})", "p^{-1}(p(U)) \\subset U"], masks) == 0.0
 
 
 def test_one_side_or_a_formula_nearer_another_mask_restores_nothing():

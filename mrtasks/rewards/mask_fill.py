@@ -392,8 +392,11 @@ def position_score(verdict: bool | None, pred: str, ref: str, partial_credit: st
 
 
 def _mirror_image(a: list[str], b: list[str]) -> bool:
-    """`a` is the chain `b` read from the other end across symmetric relations only (`=`, `\\cong`,
-    `\\sim`, `\\perp`, ...): `C \\sim B \\sim A` for `A \\sim B \\sim C` says the same."""
+    """`a` is the chain `b` read from the other end, across symmetric relations (`=`, `\\cong`,
+    `\\sim`, `\\perp`, ...: `C \\sim B \\sim A` for `A \\sim B \\sim C`) or mirrored ones (`B \\supset A`
+    for `A \\subset B`): it says the same."""
+    if a != b and _oriented(a) == _oriented(b):
+        return True  # `B \\supset A` for `A \\subset B`: mirrored relations, the same statement
     sa, ra = _chain(a)
     sb, rb = _chain(b)
     return bool(rb) and all(r in _SYMMETRIC for r in rb) and ra == rb[::-1] and sa == sb[::-1] and all(sa)

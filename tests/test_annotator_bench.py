@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,62 @@ def test_the_cli_reports_per_kind_and_refuses_changed_or_missing_texts(tmp_path,
     with pytest.raises(SystemExit):
         main(["--fixture", str(fixture), "--source", spec])
     assert "fixture id mini/p1 not found in" in capsys.readouterr().err
+
+
+def _rows(fixture):
+    return [json.loads(line) for line in fixture.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"formulas": None}, "row 2 (line 2): 'formulas' must be a list of strings, not null"),
+    ({"formulas": [1, 2]}, "row 2 (line 2): 'formulas' must be a list of strings; item 0 is a number"),
+    ({"formulas": "12 - 5 = 7"}, "row 2 (line 2): 'formulas' must be a list of strings, not a string"),
+    ({"formulas": ["12 - 5 = 7", " "]}, "row 2 (line 2): 'formulas' item 1 is a blank string"),
+    ({"steps": None}, "row 2 (line 2): 'steps' must be a list of strings, not null"),
+    ({"steps": {"First,": 1}}, "row 2 (line 2): 'steps' must be a list of strings, not an object"),
+    ({"id": 7}, "row 2 (line 2): 'id' must be a non-empty string, not a number"),
+    ({"split": ["tune"]}, "row 2 (line 2): 'split' must be tune or heldout, not a list"),
+    ({"solution_sha256": None}, "row 2 (line 2): 'solution_sha256' must be a string of 16 lowercase hex digits"),
+    ({"kind": None}, "row 2 (line 2): 'kind' must be a string, not null"),
+    ({"id": "mini/p1"}, "row 2 (line 2): id 'mini/p1' repeats row 1"),
+    ({"steps": ["First,", "Not in the text"]}, "row 2 (line 2, id mini/c1): 'steps': gold step start 'Not in the text' "
+                                               "not found"),
+])
+def test_a_malformed_fixture_row_is_one_line_naming_the_file_row_and_field(tmp_path, capsys, change, words):
+    src, fixture = _write(tmp_path)
+    rows = _rows(fixture)
+    rows[1] = {**rows[1], **change}
+    fixture.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = fixture.read_bytes()
+    spec = f"{src}:problem=question,solution=text,id=uid,kind=type"
+    with pytest.raises(SystemExit) as exc:
+        main(["--fixture", str(fixture), "--source", spec])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    error = captured.err.strip().splitlines()[-1]
+    assert error.startswith(f"python -m mrtasks.curate.annotator_bench: error: {fixture}: ") and words in error
+    assert fixture.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["gold.jsonl", "mini.jsonl"]
+
+
+def test_by_a_field_some_row_lacks_is_a_clear_error(tmp_path, capsys):
+    src, fixture = _write(tmp_path)
+    rows = _rows(fixture)
+    del rows[0]["source"]
+    fixture.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = f"{src}:problem=question,solution=text,id=uid,kind=type"
+    main(["--fixture", str(fixture), "--source", spec, "--json"])  # only --by source needs it
+    assert json.loads(capsys.readouterr().out)["all"]["rows"] == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["--fixture", str(fixture), "--source", spec, "--by", "source"])
+    assert exc.value.code == 2
+    assert f"{fixture}: row 1 (line 1): has no 'source' (--by source groups the rows by it)" in capsys.readouterr().err
+
+
+def test_the_bundled_fixtures_are_well_formed():
+    from mrtasks.curate.annotator_bench import fixture_row_problem
+
+    for path in sorted((Path(__file__).parent / "data").glob("annotator_gold*.jsonl")):
+        rows = _rows(path)
+        assert [fixture_row_problem(r, "kind") or fixture_row_problem(r, "source") for r in rows] == [None] * len(rows)
+        assert len({r["id"] for r in rows}) == len(rows), path

@@ -604,3 +604,94 @@ def test_the_first_drop_of_each_reason_is_logged_with_its_detail(server, caplog)
     assert all(isinstance(o, Drop) and o.reason == "llm_api_error" for o in out)
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1 and "llm_api_error" in warnings[0] and "max_tokens is too large" in warnings[0]
+
+
+# --- llm_bench's command line: latency and --json (fuzz findings) --------------------------------
+
+
+def _bench_cli(argv: list[str], capsys) -> tuple[int, str]:
+    from mrtasks.curate.llm_bench import main as bench_main
+
+    with pytest.raises(SystemExit) as exc:
+        bench_main(argv)
+    return exc.value.code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("latency", ["inf", "nan", "1e400", "-1"])
+def test_bench_refuses_a_latency_that_is_not_a_finite_number_of_seconds(latency, capsys, tmp_path):
+    out = tmp_path / "r.json"
+    code, err = _bench_cli([f"--latency={latency}", "--trajectories", "1", "--json", str(out)], capsys)
+    assert code == 2
+    assert "--latency must be a finite number of seconds >= 0" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def _marked_build(folder: Path) -> Path:
+    """A folder that looks like a dataset build (its build_stats.json marker) with a card."""
+    folder.mkdir()
+    (folder / "README.md").write_text("# the card\n")
+    marker = {"mrtasks_build": {"format": 1, "files": ["README.md", "build_stats.json"]}}
+    (folder / "build_stats.json").write_text(json.dumps(marker))
+    return folder
+
+
+def test_bench_json_never_overwrites_a_build_or_a_file_it_did_not_write(tmp_path, capsys):
+    build = _marked_build(tmp_path / "build")
+    card = (build / "README.md").read_bytes()
+    mine = tmp_path / "notes.json"
+    mine.write_text('{"my": "settings"}\n')
+    rows = tmp_path / "rows.json"
+    rows.write_text('[{"a": 1}]\n')  # a JSON list, but not of bench rows
+    small = ["--latency", "0", "--trajectories", "1", "--concurrency", "1"]
+    for target, words in ((build / "README.md", "lies inside"), (build / "new.json", "lies inside"),
+                          (mine, "was not written by mrtasks.curate.llm_bench"),
+                          (rows, "was not written by mrtasks.curate.llm_bench")):
+        code, err = _bench_cli([*small, "--json", str(target)], capsys)
+        assert code == 4, (target, err)
+        assert err.startswith(f"error: --json {target}") and words in err and "Traceback" not in err
+    assert (build / "README.md").read_bytes() == card and not (build / "new.json").exists()
+    assert mine.read_text() == '{"my": "settings"}\n' and rows.read_text() == '[{"a": 1}]\n'
+    # its own file is replaced by the next run
+    ours = tmp_path / "bench.json"
+    from mrtasks.curate.llm_bench import main as bench_main
+
+    bench_main([*small, "--json", str(ours)])
+    first = json.loads(ours.read_text())
+    assert [r["cached_rerun"] for r in first] == [False, True]
+    ours.write_text(json.dumps(first[:1]))
+    bench_main([*small, "--json", str(ours)])
+    assert len(json.loads(ours.read_text())) == 2
+
+
+@pytest.mark.parametrize("latency", [float("inf"), float("nan"), -0.5])
+def test_the_fake_server_refuses_a_latency_that_is_not_finite(latency):
+    with pytest.raises(ValueError, match="latency must be a finite number"):
+        FakeOpenAIServer(latency=latency)
+
+
+def test_a_huge_or_nan_reply_delay_never_fails_a_server_thread(capfd):
+    """An infinite or huge delay waits (until the server stops), a NaN one waits nothing: no thread
+    traceback (Event.wait overflows past threading.TIMEOUT_MAX)."""
+    import http.client
+
+    delays = iter([float("nan"), float("inf"), 1e300])
+    with FakeOpenAIServer(lambda body: Reply(content="OK", delay=next(delays))) as s:
+        port = int(s.base_url.split(":")[2].split("/")[0])
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+
+        def ask(timeout: float) -> int | None:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+            try:
+                conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+                return conn.getresponse().status
+            except TimeoutError:
+                return None
+            finally:
+                conn.close()
+
+        assert ask(5) == 200  # nan: no wait
+        assert ask(0.5) is None and ask(0.5) is None  # inf, 1e300: still waiting
+        time.sleep(0.2)
+    assert len(s.completed()) == 1
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "OverflowError" not in err

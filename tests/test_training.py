@@ -646,3 +646,70 @@ def test_stage_settings_name_what_differs_and_ignore_logging_cadence(tmp_path):
     assert settings_fingerprint(a) == settings_fingerprint(stage_settings(specs[0][0]))
     moved = {**a, "dataset": {"path": "elsewhere", "fingerprint": None}}
     assert settings_diff(a, moved) == [f"dataset: {tmp_path / 'data'} -> elsewhere"]
+
+
+# --- training.tiny_model's command line: sizes and --dataset (fuzz findings) ------------------------------------
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--hidden-size", "0"], "--hidden-size must be a multiple of 8 from 8 to 1024"),
+    (["--hidden-size", "-1"], "--hidden-size must be a multiple of 8"),
+    (["--hidden-size", "12"], "(4 attention heads of an even size), got 12"),
+    (["--vocab-size", "-5"], "--vocab-size must be 259 to 262144"),
+    (["--vocab-size", "0"], "--vocab-size must be 259 to"),
+    (["--family", "r1-distill-qwen", "--vocab-size", "261"], "--vocab-size must be 262 to 262144 (the 256 byte tokens "
+                                                              "and 6 special tokens come first), got 261"),
+    (["--layers", "-1"], "--layers must be 1 to 32, got -1"),
+    (["--layers", "0"], "--layers must be 1 to 32, got 0"),
+    (["--seed", "-1"], "--seed must be 0 to 2**64 - 1"),
+])
+def test_tiny_model_refuses_sizes_that_make_no_model(tmp_path, capsys, args, words):
+    from training.tiny_model import main as tiny_main
+
+    with pytest.raises(SystemExit) as exc:
+        tiny_main([str(tmp_path / "m"), *args])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("python -m training.tiny_model: error: ") and words in last and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def _previous_tiny_model(out: Path) -> dict[str, bytes]:
+    """OUT as an earlier `training.tiny_model` run left it (its marker and its files)."""
+    out.mkdir()
+    (out / ".mrtasks-owner.json").write_text(json.dumps({"command": "training.tiny_model", "format": 1}) + "\n")
+    (out / "config.json").write_text('{"model_type": "qwen2", "hidden_size": 8}\n')
+    (out / "model.safetensors").write_bytes(b"previous weights")
+    return {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+def test_tiny_model_refuses_a_dataset_that_is_not_a_readable_build_and_keeps_out(built_dataset, tmp_path, capsys):
+    from training.tiny_model import main as tiny_main
+
+    no_card = tmp_path / "no-card"
+    shutil.copytree(built_dataset, no_card)
+    (no_card / "README.md").unlink()
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(built_dataset, corrupt)
+    next((corrupt / "data" / "outcome").glob("train-*.parquet")).write_bytes(b"not parquet")
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "notes.txt").write_text("mine")
+    out = tmp_path / "out"
+    before = _previous_tiny_model(out)
+    for dataset, words in ((no_card, f"--dataset {no_card} has no README.md"),
+                           (corrupt, f"--dataset {corrupt}: cannot load the outcome config of {corrupt}: ArrowInvalid"),
+                           (user, f"--dataset {user} is not a build of `python -m mrtasks.build`"),
+                           (tmp_path / "nope", f"--dataset {tmp_path / 'nope'}: no such folder")):
+        assert tiny_main([str(out), "--dataset", str(dataset)]) == 2, dataset
+        err = capsys.readouterr().err
+        assert err.strip().splitlines() == [err.strip()] and err.startswith(f"error: {words}"), err
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the previous model is untouched
+        assert not (tmp_path / "nope").exists()
+    assert (user / "notes.txt").read_text() == "mine" and sorted(p.name for p in user.iterdir()) == ["notes.txt"]
+    # a readable build then replaces the previous model
+    assert tiny_main([str(out), "--dataset", str(built_dataset), "--hidden-size", "8", "--vocab-size", "300"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["hidden_size"] == 8 and config["num_hidden_layers"] == 2
+    assert (out / "model.safetensors").read_bytes() != before["model.safetensors"]

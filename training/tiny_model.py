@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,11 @@ def train_tokenizer(texts: Iterable[str], spec: dict, vocab_size: int, template:
     return tokenizer
 
 
+TINY_HEADS = 4  # attention (and key/value) heads of the CLI's model (build_tiny_model's num_heads)
+HIDDEN_STEP = 2 * TINY_HEADS  # the hidden size splits into TINY_HEADS heads of an even size (RoPE rotates pairs)
+MAX_HIDDEN, MAX_LAYERS, MAX_VOCAB = 1024, 32, 262_144  # still a small model: under 2 GB of fp32 weights
+
+
 def build_tiny_model(
     out_dir: str | Path,
     texts: Iterable[str],
@@ -97,7 +102,7 @@ def build_tiny_model(
     vocab_size: int = 512,
     hidden_size: int = 64,
     num_layers: int = 2,
-    num_heads: int = 4,
+    num_heads: int = TINY_HEADS,
     seed: int = 0,
     family: str | None = None,
 ) -> Path:
@@ -197,25 +202,50 @@ def teach(
     return Path(model_dir)
 
 
-def _texts(dataset: str | None) -> Iterator[str]:
-    """Problems and solutions of the bundled sample, or every prompt of a build's configs."""
+def _texts(dataset: str | None) -> list[str]:
+    """Problems and solutions of the bundled sample, or every prompt of a build's configs.
+
+    A `dataset` that is not a readable build (no marker, no card, a broken card, a config that
+    `datasets` cannot load, no prompt at all) raises `DatasetError` (a ValueError) with one line."""
     if dataset is None:
         from importlib import resources
 
         from mrtasks.jsonl import iter_jsonl
 
+        texts = []
         with resources.as_file(resources.files("mrtasks") / "data" / "sample.jsonl") as path:
             for _, row in iter_jsonl(path):
-                yield row.get("problem", "")
-                yield row.get("solution", "")
-        return
-    from datasets import get_dataset_config_names, load_dataset
+                texts += [row.get("problem", ""), row.get("solution", "")]  # type: ignore[union-attr]
+        return texts
+    return _dataset_prompts(dataset)
 
-    for config in get_dataset_config_names(dataset):
-        for split in load_dataset(dataset, config).values():
-            for row in split:
-                for message in row.get("prompt") or []:
-                    yield message["content"]
+
+def _dataset_prompts(dataset: str) -> list[str]:
+    from mrtasks.rewards.rows import DatasetError, build_configs, load_config
+
+    try:
+        configs = build_configs(dataset)  # a folder that is not a build, or a build without its card
+    except DatasetError as e:
+        message = str(e)
+        raise DatasetError(message if message.startswith("--dataset") else f"--dataset {message}") from None
+    if not configs:
+        raise DatasetError(f"--dataset {dataset}: its card's configs: list names no config")
+
+    texts: list[str] = []
+    for config in configs:
+        try:
+            loaded = load_config(dataset, config)
+        except DatasetError as e:
+            raise DatasetError(f"--dataset {dataset}: {e}") from None
+        for row in (r for part in loaded.values() for r in part):
+            prompt = row.get("prompt")
+            for message in prompt if isinstance(prompt, list) else []:
+                content = message.get("content") if isinstance(message, dict) else None
+                if isinstance(content, str) and content:
+                    texts.append(content)
+    if not texts:
+        raise DatasetError(f"--dataset {dataset}: no prompt in any config to train the tokenizer on")
+    return texts
 
 
 # What `python -m training.tiny_model OUT` writes (the guard replaces these and never anything else).
@@ -230,26 +260,53 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m training.tiny_model",
         description="Save a tiny random Qwen2 chat model and its BPE tokenizer to OUT (offline, CPU; for smoke runs).",
         epilog="OUT must be new, empty or a folder this command wrote (its files are replaced); any other folder "
-               "(a real model, someone's files) is refused. Exit codes: 0 written; 2 bad arguments or an unreadable "
-               "--dataset; 4 OUT refused; 130 interrupted",
+               "(a real model, someone's files) is refused. Exit codes: 0 written; 2 bad arguments or a --dataset that "
+               "is not a readable build (OUT is left as it was); 4 OUT refused; 130 interrupted",
     )
     p.add_argument("out", help="folder to write: new, empty, or a tiny model written here before (replaced)")
     p.add_argument("--dataset", help="a build folder whose prompts train the tokenizer (default: the bundled sample)")
     p.add_argument("--family", choices=sorted(FAMILIES), help="use that paper model's chat template and special tokens")
-    p.add_argument("--vocab-size", type=int, default=1024)
-    p.add_argument("--hidden-size", type=int, default=64)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--vocab-size", type=int, default=1024,
+                   help=f"at most this many tokens: the 256 bytes, the special tokens and BPE merges "
+                        f"(default 1024; at least 256 + the family's special tokens, at most {MAX_VOCAB})")
+    p.add_argument("--hidden-size", type=int, default=64,
+                   help=f"a multiple of {HIDDEN_STEP} ({TINY_HEADS} attention heads of an even size), "
+                        f"{HIDDEN_STEP} to {MAX_HIDDEN} (default 64)")
+    p.add_argument("--layers", type=int, default=2, help=f"decoder layers, 1 to {MAX_LAYERS} (default 2)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random weights, 0 to 2**64 - 1 (default 0)")
     args = p.parse_args(argv)
+    spec = FAMILIES.get(args.family) or {"special": SPECIAL_TOKENS}
+    min_vocab = 256 + len(spec["special"])
+    if not min_vocab <= args.vocab_size <= MAX_VOCAB:
+        p.error(f"--vocab-size must be {min_vocab} to {MAX_VOCAB} (the 256 byte tokens and {len(spec['special'])} "
+                f"special tokens come first), got {args.vocab_size}")
+    if not (HIDDEN_STEP <= args.hidden_size <= MAX_HIDDEN and args.hidden_size % HIDDEN_STEP == 0):
+        p.error(f"--hidden-size must be a multiple of {HIDDEN_STEP} from {HIDDEN_STEP} to {MAX_HIDDEN} "
+                f"({TINY_HEADS} attention heads of an even size), got {args.hidden_size}")
+    if not 1 <= args.layers <= MAX_LAYERS:
+        p.error(f"--layers must be 1 to {MAX_LAYERS}, got {args.layers}")
+    if not 0 <= args.seed < 2**64:
+        p.error(f"--seed must be 0 to 2**64 - 1, got {args.seed}")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if args.dataset and not Path(args.dataset).is_dir():
-        print(f"error: --dataset {args.dataset}: no such folder (a build of `python -m mrtasks.build`)", file=sys.stderr)
-        return 2
+    from mrtasks.rewards.rows import DatasetError
+
     folder = OwnedFolder(args.out, Owner("training.tiny_model", TINY_FILES, "OUT"), discard_on_error=lambda _: True)
+    try:
+        folder.check()  # refuse OUT before reading anything
+        texts = _texts(args.dataset)  # read before OUT is touched: a bad --dataset leaves it as it was
+    except OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 4
+    except DatasetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
     try:
         with folder:
             folder.remove_own()
-            out = build_tiny_model(args.out, _texts(args.dataset), vocab_size=args.vocab_size,
+            out = build_tiny_model(args.out, texts, vocab_size=args.vocab_size,
                                    hidden_size=args.hidden_size, num_layers=args.layers, seed=args.seed,
                                    family=args.family)
     except OutputError as e:

@@ -39,7 +39,7 @@ from typing import Any
 
 from mrtasks.curate.base import Drop
 from mrtasks.curate.heuristic import HeuristicAnnotator
-from mrtasks.jsonl import read_jsonl
+from mrtasks.jsonl import iter_jsonl
 from mrtasks.mathcheck import theorem_names_equal
 from mrtasks.mathcheck.latex import last_boxed
 from mrtasks.trajectory import Trajectory
@@ -149,21 +149,31 @@ class Tally:
 
 
 def load_fixture(
-    fixture: Path, corpora: Path, sources: list[str] | None = None
+    fixture: Path, corpora: Path, sources: list[str] | None = None, by: str | None = None
 ) -> list[tuple[dict[str, Any], Trajectory]]:
     """The fixture rows with their trajectories read from the corpora, or from `sources` (source
-    specs) when given; each text is checked against the row's hash."""
+    specs) when given; each text is checked against the row's hash. A malformed row (see
+    `fixture_row_problem`; `by` is the field `--by` groups on), a repeated id or a step start not
+    found in its text is a ValueError naming the file, the row and the field."""
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 
     if not fixture.is_file():
         raise ValueError(f"--fixture {fixture}: no such file")
-    rows = read_jsonl(fixture)  # a bad line is a JSONLError (a ValueError) naming it
-    if not rows:
+    # A bad line is a JSONLError (a ValueError) naming it.
+    numbered = [(lineno, r) for lineno, r in iter_jsonl(fixture) if isinstance(r, dict)]
+    if not numbered:
         raise ValueError(f"--fixture {fixture}: no labelled rows (an empty file?)")
-    for n, r in enumerate(rows, 1):
-        missing = [k for k in FIXTURE_KEYS if k not in r]
-        if missing or r.get("split") not in ("tune", "heldout"):
-            raise ValueError(f"{fixture}: row {n} needs {', '.join(FIXTURE_KEYS)} with split tune or heldout")
+    rows: list[dict[str, Any]] = []
+    first_row: dict[str, tuple[int, int]] = {}  # id -> (row, line)
+    for n, (lineno, r) in enumerate(numbered, 1):
+        where = f"{fixture}: row {n} (line {lineno})"
+        problem = fixture_row_problem(r, by)
+        if problem:
+            raise ValueError(f"{where}: {problem}")
+        if r["id"] in first_row:
+            raise ValueError(f"{where}: id {r['id']!r} repeats row {first_row[r['id']][0]}; each solution is labelled once")
+        first_row[r["id"]] = (n, lineno)
+        rows.append(r)
     if not sources and not corpora.is_dir():
         raise ValueError(f"--corpora {corpora}: no such folder (the shared corpora, ../shared/data/corpora beside "
                          "the checkout; pass --corpora DIR)")
@@ -181,8 +191,59 @@ def load_fixture(
             raise ValueError(f"fixture id {r['id']} not found in {where} (a truncated or other corpus file?)")
         if hashlib.sha256(t.solution.encode()).hexdigest()[:16] != r["solution_sha256"]:
             raise ValueError(f"the solution of {r['id']} changed since it was labelled")
+        try:
+            gold_boundaries(t.solution, r["steps"])
+        except ValueError as e:
+            n, lineno = first_row[r["id"]]
+            raise ValueError(f"{fixture}: row {n} (line {lineno}, id {r['id']}): 'steps': {e} in the solution "
+                             "(after the start before it)") from None
         out.append((r, t))
     return out
+
+
+def _what(value: Any) -> str:
+    """How a JSON value reads in an error line."""
+    if value is None:
+        return "null"
+    kinds = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "a list"),
+             (dict, "an object"))
+    return next((name for t, name in kinds if isinstance(value, t)), type(value).__name__)
+
+
+def fixture_row_problem(row: dict[str, Any], by: str | None = None) -> str | None:
+    """Why a fixture row is malformed (a missing key, a value of the wrong type, a blank entry), or None.
+
+    `id` and `solution_sha256` (16 lowercase hex digits) are strings, `split` is `tune` or
+    `heldout`, `formulas` and `steps` are lists of non-blank strings; `kind` and `source`, when
+    present (and the one `--by` names, always), are strings."""
+    missing = [k for k in FIXTURE_KEYS if k not in row]
+    if missing:
+        return (f"needs {', '.join(FIXTURE_KEYS)} with split tune or heldout "
+                f"(missing {', '.join(map(repr, missing))})")
+    if not isinstance(row["id"], str) or not row["id"].strip():
+        return f"'id' must be a non-empty string, not {_what(row['id'])}"
+    if row["split"] not in ("tune", "heldout"):
+        shown = repr(row["split"]) if isinstance(row["split"], str) else _what(row["split"])
+        return f"'split' must be tune or heldout, not {shown}"
+    sha = row["solution_sha256"]
+    if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{16}", sha):
+        shown = repr(sha) if isinstance(sha, str) else _what(sha)
+        return f"'solution_sha256' must be a string of 16 lowercase hex digits (the first of the SHA-256), not {shown}"
+    for key in ("formulas", "steps"):
+        value = row[key]
+        if not isinstance(value, list):
+            return f"{key!r} must be a list of strings, not {_what(value)}"
+        for k, item in enumerate(value):
+            if not isinstance(item, str):
+                return f"{key!r} must be a list of strings; item {k} is {_what(item)}"
+            if not item.strip():
+                return f"{key!r} item {k} is a blank string"
+    for key in ("kind", "source"):
+        if key == by and key not in row:
+            return f"has no {key!r} (--by {key} groups the rows by it)"
+        if key in row and not isinstance(row[key], str):
+            return f"{key!r} must be a string, not {_what(row[key])}"
+    return None
 
 
 def evaluate(
@@ -239,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     from mrtasks.curate.sources import SourceError
 
     try:
-        items = load_fixture(args.fixture, args.corpora, args.source)
+        items = load_fixture(args.fixture, args.corpora, args.source, by=args.by)
     except (ValueError, SourceError) as e:  # a missing row, a changed text, a bad spec: one line, not a traceback
         p.error(str(e))
     try:

@@ -13,16 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
+import math
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from mrtasks.curate.base import Drop
 from mrtasks.curate.llm import LLMAnnotator, LLMConfig
 from mrtasks.curate.testing import FakeOpenAIServer
+from mrtasks.output import OutputError, check_output_file, write_output_file
 from mrtasks.trajectory import Trajectory
 
 logger = logging.getLogger(__name__)
@@ -105,16 +106,19 @@ def format_table(rows: list[BenchRow], latency: float, n: int) -> str:
     return "\n".join(lines)
 
 
-def _json_target_problem(path: Path) -> str | None:
-    """Why --json cannot be written (checked before the bench runs), or None."""
-    if path.is_dir():
-        return f"--json {path} is a folder; name a file"
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        return f"--json {path}: the folder {parent} does not exist"
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return f"--json {path} is not writable"
-    return None
+ROW_KEYS = frozenset(f.name for f in fields(BenchRow))
+CORE_KEYS = frozenset({"concurrency", "calls", "seconds", "calls_per_s"})
+
+
+def is_bench_json(path: Path) -> bool:
+    """True when `path` holds what `--json` writes: a non-empty JSON list of bench rows (objects
+    with the row's fields and nothing else; an older version's rows may lack the later fields)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable, not UTF-8, not JSON
+        return False
+    return (isinstance(data, list) and bool(data)
+            and all(isinstance(r, dict) and CORE_KEYS <= set(r) <= ROW_KEYS for r in data))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -122,25 +126,29 @@ def main(argv: list[str] | None = None) -> None:
         prog="python -m mrtasks.curate.llm_bench",
         description="Call rate of the llm annotator at several concurrencies, against a local server "
         "with simulated latency (no network, no API key).",
-        epilog="exit codes: 0 the table was printed; 2 bad arguments; 4 --json cannot be written; 130 interrupted",
+        epilog="exit codes: 0 the table was printed; 2 bad arguments; 4 --json cannot be written (a folder, a missing "
+        "or read-only folder, inside a dataset build or a model folder, or an existing file this command did not "
+        "write); 130 interrupted",
     )
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the server waits per call (default 0.2)")
     parser.add_argument(
         "--concurrency", type=int, nargs="+", default=[1, 4, 16], help="concurrencies, first is the baseline"
     )
     parser.add_argument("--trajectories", type=int, default=32, help="trajectories per run, 2 calls each (default 32)")
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here (a new file, or one this command wrote)")
     args = parser.parse_args(argv)
     if args.trajectories < 1:
         parser.error(f"--trajectories must be >= 1, got {args.trajectories}")
     if any(c < 1 for c in args.concurrency):
         parser.error(f"--concurrency values must be >= 1, got {args.concurrency}")
-    if args.latency < 0:
-        parser.error(f"--latency must be >= 0 seconds, got {args.latency}")
-    problem = _json_target_problem(args.json) if args.json else None
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        raise SystemExit(4)
+    if not math.isfinite(args.latency) or args.latency < 0:
+        parser.error(f"--latency must be a finite number of seconds >= 0, got {args.latency}")
+    try:
+        if args.json:
+            check_output_file("--json", args.json, "mrtasks.curate.llm_bench", is_bench_json)
+    except OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(4) from None
     logging.basicConfig(level=logging.WARNING)
     try:
         rows = bench(args.latency, args.concurrency, args.trajectories)
@@ -150,9 +158,9 @@ def main(argv: list[str] | None = None) -> None:
     print(format_table(rows, args.latency, args.trajectories))
     if args.json:
         try:
-            args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
-        except OSError as e:
-            print(f"error: --json {args.json}: cannot write: {e.strerror or e}", file=sys.stderr)
+            write_output_file("--json", args.json, json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+        except OutputError as e:
+            print(f"error: {e}", file=sys.stderr)
             raise SystemExit(4) from None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -128,6 +129,19 @@ def completion_body(content: str | None, model: str, n: int) -> dict[str, Any]:
     }
 
 
+def _wait_seconds(*parts: float) -> float:
+    """The seconds to wait before answering: the sum of `parts`, 0 when it is not a positive number
+    (NaN included), at most `threading.TIMEOUT_MAX` (a longer or infinite wait overflows
+    `Event.wait`; the clamped one still lasts until the server stops)."""
+    try:
+        total = float(sum(parts))
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+    if not total > 0:  # NaN, zero or negative
+        return 0.0
+    return min(total, threading.TIMEOUT_MAX)
+
+
 class _ThreadingServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # the listen backlog; the default 5 resets bursts of connections
@@ -141,9 +155,15 @@ class _ThreadingServer(ThreadingHTTPServer):
 
 
 class FakeOpenAIServer:
-    """Threaded HTTP server on 127.0.0.1 (a free port); use as a context manager or start()/stop()."""
+    """Threaded HTTP server on 127.0.0.1 (a free port); use as a context manager or start()/stop().
+
+    `latency` (seconds added to every answer) must be a finite number >= 0, else ValueError; a
+    scripted `Reply.delay` that is not a positive number waits nothing, and any wait is clamped to
+    `threading.TIMEOUT_MAX`, so no handler thread can fail on it."""
 
     def __init__(self, responder: Responder = oracle_reply, latency: float = 0.0, port: int = 0) -> None:
+        if not (isinstance(latency, (int, float)) and math.isfinite(latency) and latency >= 0):
+            raise ValueError(f"latency must be a finite number of seconds >= 0, got {latency!r}")
         self.responder = responder
         self.latency = latency
         self.log: list[LoggedRequest] = []
@@ -230,7 +250,7 @@ class FakeOpenAIServer:
                 if reply.hang:
                     server._stopping.wait()
                     return
-                wait = server.latency + reply.delay
+                wait = _wait_seconds(server.latency, reply.delay)
                 if wait > 0 and server._stopping.wait(wait):
                     return
                 if reply.body is not None:

@@ -47,35 +47,44 @@ def build_configs(dataset: str | Path) -> dict[str, list[str]]:
     return out
 
 
-def load_rows(dataset: str | Path, task: str, splits: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """All rows of one config of a built folder (every split unless `splits` is given), each checked
-    against the task's features."""
+def load_config(dataset: str | Path, config: str) -> dict[str, list[dict[str, Any]]]:
+    """Every split of one config of a built folder, as lists of rows; `DatasetError` (one line) when
+    `datasets` cannot load it. Read quietly through a fresh cache: `datasets` keys a local folder's
+    cache by its name and the files' mtimes, so a folder edited or replaced under the same name could
+    be read stale."""
     import tempfile
 
     from datasets import load_dataset
     from datasets.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+    from datasets.utils import logging as datasets_logging
 
-    # A fresh cache each time: `datasets` keys a local folder's cache by its name and the files'
-    # mtimes, so a folder edited or replaced under the same name could be read from a stale cache.
-    quiet = are_progress_bars_disabled()
-    disable_progress_bars()  # the conversion of a build is a second's work, not a progress bar per split
+    quiet, verbosity = are_progress_bars_disabled(), datasets_logging.get_verbosity()
+    disable_progress_bars()  # converting a build is a second's work, not a progress bar per split
+    datasets_logging.set_verbosity(datasets_logging.CRITICAL)  # a broken file is our one line, not also its logs
     try:
         with tempfile.TemporaryDirectory(prefix="mrtasks-rows-") as cache:
             try:
-                loaded = load_dataset(str(dataset), task, cache_dir=cache)
+                loaded = load_dataset(str(dataset), config, cache_dir=cache)
             except Exception as e:  # noqa: BLE001 - datasets raises many kinds for a broken folder: one line
-                raise DatasetError(f"cannot load the {task} config of {dataset}: {type(e).__name__}: {_first_line(e)}") from None
-            parts = {split: loaded[split].to_list() for split in splits or sorted(loaded) if split in loaded}
+                raise DatasetError(f"cannot load the {config} config of {dataset}: {type(e).__name__}: {_first_line(e)}") from None
+            return {split: part.to_list() for split, part in loaded.items()}
     finally:
+        datasets_logging.set_verbosity(verbosity)
         if not quiet:
             enable_progress_bars()
+
+
+def load_rows(dataset: str | Path, task: str, splits: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """All rows of one task config of a built folder (every split unless `splits` is given), each
+    checked against the task's features."""
+    loaded = load_config(dataset, task)
     rows: list[dict[str, Any]] = []
-    for split, part in parts.items():
-        for i, row in enumerate(part):
+    for split in splits or sorted(loaded):
+        for i, row in enumerate(loaded.get(split, [])):
             problem = row_problem(row, task)
             if problem:
                 raise DatasetError(f"{dataset}: {task} {split} row {i} (id {row.get('id')!r}): {problem}")
-        rows.extend(part)
+            rows.append(row)
     return rows
 
 

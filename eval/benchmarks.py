@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ class Problem:
     id: str
     problem: str
     answer: str
+    where: str = field(default="", compare=False, repr=False)  # "FILE:LINE" or "REPO row I", for error messages
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _make_problem(row: dict[str, Any], id_field: str | None, problem_field: str,
     if not answer:
         raise BenchmarkError(f"{where}: empty answer")
     pid = str(index) if id_field is None else str(row[id_field])
-    return Problem(id=pid, problem=problem, answer=answer)
+    return Problem(id=pid, problem=problem, answer=answer, where=where)
 
 
 def _check_unique(name: str, problems: list[Problem]) -> None:

@@ -83,6 +83,48 @@ def render_prompt(tokenizer: Any, messages: Messages) -> list[int]:
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
+def device_problem(device: str) -> str | None:
+    """Why torch cannot generate on `device` here (an unknown device string, CUDA asked for on a
+    machine or a torch build without it, a device index past the last one), or None when it can."""
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError, TypeError):
+        return f"--device {device!r} is not a torch device; use cpu, cuda, cuda:N or mps"
+    kind, index = parsed.type, parsed.index
+    if kind == "cpu":
+        return None
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            why = "this torch is built without CUDA" if torch.version.cuda is None else "no CUDA device is visible"
+            return f"--device {device}: {why} (torch {torch.__version__}); use --device cpu"
+        count = torch.cuda.device_count()
+        if index is not None and index >= count:
+            return f"--device {device}: there are {count} CUDA device(s), numbered from 0"
+        return None
+    if kind == "mps":
+        available = torch.backends.mps.is_available()
+    else:
+        module = getattr(torch, kind, None)
+        available = bool(getattr(module, "is_available", lambda: False)())
+    return None if available else f"--device {device}: torch cannot generate on {kind} on this machine"
+
+
+def backend_problem(name: str) -> str | None:
+    """Why the resolved backend `name` cannot run here (vLLM missing, or no CUDA for it), or None."""
+    if name != "vllm":
+        return None
+    if importlib.util.find_spec("vllm") is None:
+        return ("--backend vllm: vLLM is not installed (pip install -c constraints/gpu.txt -e '.[eval,vllm]'); "
+                "use --backend transformers")
+    import torch
+
+    if not torch.cuda.is_available():
+        return "--backend vllm needs a CUDA GPU and none is visible here; use --backend transformers"
+    return None
+
+
 def vllm_available() -> bool:
     if importlib.util.find_spec("vllm") is None:
         return False

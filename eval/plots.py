@@ -1,4 +1,8 @@
-"""Pass@k curves (k = 1..n, log-scaled) per benchmark, one line per run, saved as PNG."""
+"""Pass@k curves (k = 1..n, log-scaled) per benchmark, one line per run, saved as PNG, PDF or SVG.
+
+Every figure carries `PLOT_MARKER` in its metadata (PNG `Software`, PDF/SVG `Creator`), so a
+command can tell a plot it wrote (and may replace) from a user's image (`is_our_plot`).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,37 @@ from typing import Any
 
 from eval.tables import display_name
 
+PLOT_FORMATS = ("png", "pdf", "svg")  # by file extension; matplotlib writes each without extra packages
+PLOT_MARKER = "mr-rlvr eval.plots, Pass@k curves"
+_METADATA_KEY = {"png": "Software", "pdf": "Creator", "svg": "Creator"}
+_MAX_OWN_PLOT_BYTES = 64 << 20
+
+
+def plot_format(path: str | Path) -> str | None:
+    """The format a plot path asks for (its extension, lower case) when supported, else None."""
+    ext = Path(path).suffix.lower().lstrip(".")
+    return ext if ext in PLOT_FORMATS else None
+
+
+def is_our_plot(path: str | Path) -> bool:
+    """True when `path` is a figure `plot_passk_curves` wrote (it carries `PLOT_MARKER`)."""
+    try:
+        path = Path(path)
+        if path.stat().st_size > _MAX_OWN_PLOT_BYTES:
+            return False
+        return PLOT_MARKER.encode() in path.read_bytes()
+    except OSError:
+        return False
+
 
 def plot_passk_curves(runs: dict[str, dict[str, Any]], path: str | Path) -> Path:
-    """Draw one panel per benchmark, one line per run (label -> summary); return the path."""
+    """Draw one panel per benchmark, one line per run (label -> summary); return the path.
+
+    The format follows the extension (`PLOT_FORMATS`); any other is a ValueError."""
+    fmt = plot_format(path)
+    if fmt is None:
+        raise ValueError(f"cannot write a plot to {path}: the supported extensions are "
+                         + ", ".join(f".{f}" for f in PLOT_FORMATS))
     import matplotlib
 
     matplotlib.use("Agg")
@@ -46,6 +78,6 @@ def plot_passk_curves(runs: dict[str, dict[str, Any]], path: str | Path) -> Path
         axes.flat[0].legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, format=fmt, metadata={_METADATA_KEY[fmt]: PLOT_MARKER})
     plt.close(fig)
     return path

@@ -15,6 +15,13 @@ folder or its own earlier output (marked by `.mrtasks-owner.json`), never into a
 dataset build or a folder holding files it did not write; `--overwrite` deletes only the files above.
 A lock makes a second run into the same folder stop at once.
 
+Before anything is loaded or written, every setting is checked (NaN, infinities and values out of
+range are usage errors, exit 2; so are an unknown --dtype and a --device torch cannot use here),
+and so is every benchmark row: a prompt that does not fit the model's context (--max-model-len,
+else the config's max_position_embeddings) beside --max-new-tokens is refused naming the file,
+line, benchmark and problem id (exit 3); a problem of more than `CHARS_PER_TOKEN_BOUND`
+characters per token of room is refused without being tokenized.
+
 Example (offline, local benchmark files):
     python -m eval.run --model Qwen/Qwen2.5-3B --benchmark-dir ../shared/data/benchmarks \
         --output-dir outputs/eval/qwen3b-base
@@ -41,12 +48,15 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from eval.benchmarks import DEFAULT_BENCHMARKS, Benchmark, BenchmarkError, Problem, load_benchmarks
-from eval.config import GENERATION_KEYS, PROMPT_STYLES, EvalConfig
+from eval.config import DTYPES, GENERATION_KEYS, PROMPT_STYLES, EvalConfig
 from eval.generation import (
     BACKENDS,
     GenerationBackend,
     Messages,
+    backend_problem,
+    device_problem,
     make_backend,
+    render_prompt,
     resolve_backend,
     stop_token_ids,
 )
@@ -66,14 +76,23 @@ SAMPLES, CONFIG, SUMMARY, TABLE, PLOT = "samples.jsonl", "config.json", "summary
 # Problems per benchmark a seed range is reserved for (problem p of benchmark b starts at
 # seed + (b * SEED_STRIDE + p) * n), far above any benchmark's size.
 SEED_STRIDE = 100_000
+# A token of any tokenizer these models use holds at most a few characters of ordinary text: a
+# problem longer than this many characters per token of room in the context surely does not fit,
+# and is refused without tokenizing it (a 10 MB row would take minutes and gigabytes to encode).
+CHARS_PER_TOKEN_BOUND = 8
+# Where a model config states its context length (the first one found is used).
+CONTEXT_FIELDS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
 
 # Exit codes (documented in --help and the README; the build's table is the model).
 EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_DATA, EXIT_OUTPUT, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 EXIT_CODES = {
     EXIT_OK: "success",
     EXIT_BUG: "unexpected error (a bug: the traceback is printed)",
-    EXIT_USAGE: "bad command line (a value out of range, an unknown stop token)",
-    EXIT_DATA: "benchmark folder/file missing, empty or malformed, or a Hub benchmark that cannot be loaded",
+    EXIT_USAGE: "bad command line (a value out of range, NaN or infinite, an unknown dtype, a device torch cannot "
+                "use here, --backend vllm without vLLM or CUDA, an unknown stop token, --max-new-tokens leaving no "
+                "room for a prompt)",
+    EXIT_DATA: "benchmark folder/file missing, empty or malformed (a row whose prompt does not fit the model's "
+               "context beside --max-new-tokens included), or a Hub benchmark that cannot be loaded",
     EXIT_OUTPUT: "--output-dir refused: not a folder, not writable, a model folder, a dataset build, files eval did "
                  "not write, another run writing into it, or samples made with other settings",
     EXIT_MODEL: "model path missing or model/tokenizer not loadable",
@@ -153,6 +172,66 @@ def load_tokenizer(cfg: EvalConfig) -> Any:
     except Exception as e:  # noqa: BLE001 - offline, missing, not a model: one line
         first = (str(e).strip().splitlines() or [""])[0]
         raise EvalError(f"cannot load the tokenizer of {name}: {type(e).__name__}: {first}", EXIT_MODEL) from None
+
+
+# --- prompt lengths ------------------------------------------------------------------------------
+
+
+def model_context(cfg: EvalConfig, tokenizer: Any) -> tuple[int | None, str]:
+    """The context length prompts must fit (with --max-new-tokens), and where it comes from:
+    --max-model-len when given, else the model config's max_position_embeddings (or its kin),
+    else the tokenizer's model_max_length; (None, "") when nothing states one."""
+    if cfg.max_model_len is not None:
+        return cfg.max_model_len, "--max-model-len"
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(cfg.model, revision=cfg.revision)
+    except Exception:  # noqa: BLE001 - no config here: the model load reports it; fall back to the tokenizer
+        config = None
+    if config is not None:
+        text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+        for name in CONTEXT_FIELDS:
+            value = getattr(text_config, name, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value, f"the model's {name}"
+    limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(limit, int) and 0 < limit < 10**8:  # transformers' "unknown" is 1e30
+        return limit, "the tokenizer's model_max_length"
+    return None, ""
+
+
+def check_prompt_lengths(cfg: EvalConfig, benchmarks: list[Benchmark], tokenizer: Any) -> None:
+    """Refuse, before anything is loaded or written, a problem whose prompt does not fit the
+    model's context beside --max-new-tokens (a row far too long would be generated anyway, its
+    attention growing with the square of its length, until the process is killed for memory).
+
+    Cheap: a problem longer than `CHARS_PER_TOKEN_BOUND` characters per token of room is refused
+    without tokenizing it; the rest are rendered with the chat template and counted exactly."""
+    context, origin = model_context(cfg, tokenizer)
+    if context is None:
+        logger.warning("the model states no context length: prompt lengths are not checked")
+        return
+    room = context - cfg.max_new_tokens
+    if room < 1:
+        raise EvalError(f"--max-new-tokens {cfg.max_new_tokens} leaves no room for a prompt in the context of "
+                        f"{context} tokens ({origin}); lower --max-new-tokens", EXIT_USAGE)
+    fits = (f"the {room} tokens that fit beside --max-new-tokens {cfg.max_new_tokens} in the context of {context} "
+            f"({origin})")
+    for bench in benchmarks:
+        for problem in bench.problems:
+            where = f"{problem.where or bench.name}: problem id {problem.id!r} of {bench.name}"
+            chars = len(problem.problem)
+            if chars > CHARS_PER_TOKEN_BOUND * room:
+                raise EvalError(f"{where} is too long: {chars} characters, far more than {fits}; shorten the problem "
+                                "or drop the row", EXIT_DATA)
+            try:
+                tokens = len(render_prompt(tokenizer, prompt_messages(problem.problem, cfg.prompt_style)))
+            except ValueError as e:  # no chat template
+                raise EvalError(str(e), EXIT_MODEL) from None
+            if tokens > room:
+                raise EvalError(f"{where} is too long: its prompt is {tokens} tokens, more than {fits}; shorten the "
+                                "problem, drop the row or lower --max-new-tokens", EXIT_DATA)
 
 
 # --- output directory ----------------------------------------------------------------------------
@@ -352,6 +431,9 @@ def write_outputs(cfg: EvalConfig, summary: dict[str, Any]) -> None:
 def evaluate(cfg: EvalConfig) -> dict[str, Any]:
     """Run (or resume) one evaluation and write its outputs; return the summary."""
     start = time.monotonic()
+    problem = device_problem(cfg.device) if cfg.device else None  # before anything loads (torch's is a traceback)
+    if problem:
+        raise EvalError(problem, EXIT_USAGE)
     dropped_k = [k for k in cfg.k if k > cfg.n]
     if dropped_k:
         logger.warning("Pass@k needs k <= n = %d: leaving out k = %s", cfg.n, dropped_k)
@@ -367,12 +449,17 @@ def evaluate(cfg: EvalConfig) -> dict[str, Any]:
         benchmarks = load_benchmarks(cfg.benchmarks, cfg.benchmark_dir, cfg.hub_revisions, cfg.max_problems)
     except BenchmarkError as e:
         raise EvalError(_one_line(str(e)), EXIT_DATA) from None
+    for bench in benchmarks:
+        if len(bench.problems) > SEED_STRIDE:
+            raise EvalError(f"{bench.name} has {len(bench.problems)} problems; eval.run takes at most {SEED_STRIDE} "
+                            "per benchmark (each owns a seed range): split it or use --max-problems", EXIT_DATA)
     tokenizer = load_tokenizer(cfg)
     if cfg.stop_tokens:
         try:
             stop_token_ids(tokenizer, None, cfg.stop_tokens)
         except ValueError as e:
             raise EvalError(f"--stop-tokens: {e}", EXIT_USAGE) from None
+    check_prompt_lengths(cfg, benchmarks, tokenizer)
     think = template_prefills_think(tokenizer)
     configure_grader(timeout=cfg.grader_timeout, think_prefilled=think)
     prompt_info = {
@@ -398,6 +485,9 @@ def _evaluate_into(cfg: EvalConfig, benchmarks: list[Benchmark], tokenizer: Any,
     total = sum(len(b.problems) for b in benchmarks)
     logger.info("%d of %d problems to generate (n = %d each)", todo, total, cfg.n)
     if todo:
+        problem = backend_problem(backend_name)  # only when generating: a GPU run may be regraded on a CPU
+        if problem:
+            raise EvalError(problem, EXIT_USAGE)
         try:
             backend = make_backend(
                 backend_name, cfg.model, revision=cfg.revision, tokenizer=cfg.tokenizer, dtype=cfg.dtype,
@@ -493,12 +583,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="problems sent to the backend at once; results are saved after each call")
     g.add_argument("--batch-size", type=int, default=d.batch_size,
                    help="transformers: most sequences per generate() call")
-    g.add_argument("--dtype", default=d.dtype, help="model dtype (auto: bfloat16 on GPU, float32 on CPU)")
-    g.add_argument("--device", help="transformers: torch device (default: cuda if available, else cpu)")
+    g.add_argument("--dtype", default=d.dtype, choices=DTYPES,
+                   help="model dtype (auto: bfloat16 on GPU, float32 on CPU for transformers; the model's for vllm)")
+    g.add_argument("--device", help="transformers: torch device, cpu, cuda, cuda:N or mps, checked before anything "
+                                    "loads (default: cuda if available, else cpu)")
     g.add_argument("--tensor-parallel-size", type=int, default=d.tensor_parallel_size, help="vllm: GPUs per model")
     g.add_argument("--gpu-memory-utilization", type=float, default=d.gpu_memory_utilization,
                    help="vllm: fraction of GPU memory to use")
-    g.add_argument("--max-model-len", type=int, help="vllm: context length (default: the model's)")
+    g.add_argument("--max-model-len", type=int,
+                   help="context length: vllm's max_model_len; with either backend a benchmark row whose prompt "
+                        "does not fit it beside --max-new-tokens is refused before generating (exit 3) "
+                        "(default: the model's max_position_embeddings)")
     g = p.add_argument_group("output")
     g.add_argument("--output-dir", default=None,
                    help="where samples.jsonl, summary.json, table.md, passk.png go (default: outputs/eval/<model name>)")

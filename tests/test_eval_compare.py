@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from eval.compare import main
+from eval.compare import OUTPUT_MARKER, main
 from eval.tables import comparison_table, relative_gain
 from tests.conftest import REPO_ROOT
 
@@ -57,7 +57,8 @@ def test_three_runs_give_the_papers_layout_with_gains_over_grpo(summary_files, t
     assert lines[3].startswith("| AIME25 | 0.73 | 2.03 | **2.76** (↑35.96%) |")
     assert lines[4].startswith("| Average |")
     assert "Relative gains are over +GRPO." in printed
-    assert (tmp_path / "table.md").read_text() in printed + "\n"
+    written = (tmp_path / "table.md").read_text().split("\n", 1)
+    assert written[0] == OUTPUT_MARKER and written[1] in printed + "\n"  # the marker line, then the table
     assert (tmp_path / "cmp.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -167,3 +168,109 @@ def test_average_gain_is_the_mean_of_per_benchmark_gains_as_in_the_paper():
     gain_of_mean = relative_gain(mr["average"]["pass@k"]["1"], grpo["average"]["pass@k"]["1"])
     assert f"(↑{average_gain([grpo, mr], 1, 0, 1):.2f}%)" in average_row  # 16.27%, the paper's definition
     assert f"{gain_of_mean:.2f}%" not in average_row  # 6.64%: the gain of the mean is not what it shows
+
+
+# --- refusals found by fuzzing (F22): each one line, its exit code, no file changed ----------------------------------
+
+
+def _refused(argv: list[str], capsys, code: int, *words: str) -> str:
+    """Run eval.compare, expect `code`, nothing printed on stdout and one `error:` line holding `words`."""
+    assert main(argv) == code
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith("error: "), err
+    assert all(w in err for w in words), err
+    return err
+
+
+def test_benchmark_files_of_other_contents_are_refused(tmp_path, capsys):
+    a, b = summary_for("+GRPO"), summary_for("+MR-RLVR")
+    for bench in a["benchmarks"].values():
+        bench["source"] = {"type": "jsonl", "path": "aime.jsonl", "sha256": "a" * 64}
+    for bench in b["benchmarks"].values():
+        bench["source"] = {"type": "jsonl", "path": "aime.jsonl", "sha256": "a" * 64}
+    b["benchmarks"]["aime25"]["source"]["sha256"] = "b" * 64
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    _refused([str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--labels", "a", "b", "--output",
+              str(tmp_path / "t.md")], capsys, 2, "aime25: b and a", "different contents", "bbbbbbbbbbbb")
+    assert not (tmp_path / "t.md").exists()
+    # Only when both record a sha256: a Hub source (no sha256) is compared as before.
+    del b["benchmarks"]["aime25"]["source"]["sha256"]
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+
+
+def test_output_never_replaces_a_users_file_or_writes_into_a_build(summary_files, tmp_path, capsys):
+    from mrtasks.output import MARKER, STATS_FILE, read_marker
+
+    mine = tmp_path / "notes.md"
+    mine.write_text("# my notes\n")
+    _refused(summary_files + ["--output", str(mine)], capsys, 4, f"--output {mine}", "not written by eval.compare")
+    assert mine.read_text() == "# my notes\n"
+    # A dataset build (marked by its build_stats.json): its README.md is never replaced.
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "README.md").write_text("the card\n")
+    (build / STATS_FILE).write_text(json.dumps({MARKER: {"format": 1, "files": ["README.md", STATS_FILE]}}))
+    assert read_marker(build) is not None
+    _refused(summary_files + ["--output", str(build / "README.md")], capsys, 4, "dataset build")
+    assert (build / "README.md").read_text() == "the card\n"
+    # Its own table is replaced on a rerun, and a user's image is not a plot it may replace.
+    table = tmp_path / "table.md"
+    assert main(summary_files + ["--output", str(table)]) == 0
+    assert main(summary_files + ["--output", str(table), "--labels", "x", "y", "z"]) == 0
+    assert "Pass@1 x" in table.read_text()
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(b"\x89PNG my photo")
+    capsys.readouterr()
+    _refused(summary_files + ["--plot", str(photo)], capsys, 4, "--plot", "not written by eval.compare")
+    assert photo.read_bytes() == b"\x89PNG my photo"
+
+
+def test_plot_extension_is_checked_before_any_work(summary_files, tmp_path, capsys):
+    for name in ("x.txt", "x", "x.jpg"):
+        _refused(summary_files + ["--plot", str(tmp_path / name), "--output", str(tmp_path / "t.md")], capsys, 2,
+                 f"--plot {tmp_path / name}", ".png, .pdf, .svg")
+        assert not (tmp_path / name).exists() and not (tmp_path / "t.md").exists()
+    _refused(summary_files + ["--plot", str(tmp_path)], capsys, 4, "is a folder")  # a folder: exit 4 as before
+    for ext in ("pdf", "svg"):
+        assert main(summary_files + ["--plot", str(tmp_path / f"c.{ext}")]) == 0
+        assert main(summary_files + ["--plot", str(tmp_path / f"c.{ext}")]) == 0  # its own plot is replaced
+    assert (tmp_path / "c.pdf").read_bytes().startswith(b"%PDF")
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda s: s["benchmarks"]["aime24"]["pass@k"].update({"1": "high"}), "benchmarks.aime24.pass@k.1"),
+    (lambda s: s["benchmarks"]["aime24"]["pass@k"].update({"5": 5.0}), "benchmarks.aime24.pass@k.5"),
+    (lambda s: s["benchmarks"]["aime25"]["pass@k"].update({"8": -0.1}), "benchmarks.aime25.pass@k.8"),
+    (lambda s: s["benchmarks"]["aime24"]["pass@k"].update({"1": True}), "benchmarks.aime24.pass@k.1"),
+    (lambda s: s.update(benchmarks=None), "benchmarks"),
+    (lambda s: s.update(benchmarks={}), "benchmarks"),
+    (lambda s: s["benchmarks"].update(aime24=[1]), "benchmarks.aime24"),
+    (lambda s: s["benchmarks"]["aime24"].update({"pass@k": None}), "benchmarks.aime24.pass@k"),
+    (lambda s: s["benchmarks"]["aime24"].update(curve={"one": 0.5}), "benchmarks.aime24.curve"),
+    (lambda s: s["benchmarks"]["aime24"].update(num_problems="30"), "benchmarks.aime24.num_problems"),
+    (lambda s: s["benchmarks"]["aime24"].update(source={"sha256": 5}), "benchmarks.aime24.source.sha256"),
+    (lambda s: s["average"]["pass@k"].update({"1": 2}), "average.pass@k.1"),
+    (lambda s: s.update(average=None), "average"),
+    (lambda s: s.update(k=["1"]), "k"),
+    (lambda s: s.update(k=[]), "k"),
+    (lambda s: s.update(model=None), "model"),
+    (lambda s: s["generation"].pop("temperature"), "generation.temperature"),
+    (lambda s: s["generation"].update(backend="vllm"), "generation.backend"),
+])
+def test_hand_edited_summaries_are_refused_naming_file_and_field(summary_files, tmp_path, capsys, edit, field):
+    summary = summary_for("+MR-RLVR")
+    edit(summary)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(summary))
+    table = tmp_path / "t.md"
+    _refused([summary_files[1], str(path), "--output", str(table)], capsys, 2, f"{path}: `{field}`")
+    assert not table.exists()
+
+
+def test_nan_in_a_summary_is_refused(summary_files, tmp_path, capsys):
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(summary_for("+MR-RLVR")).replace('"1": 0.063', '"1": NaN'))
+    assert "NaN" in path.read_text()
+    _refused([summary_files[1], str(path)], capsys, 2, "benchmarks.aime24.pass@k.1", "NaN".lower())

@@ -301,3 +301,107 @@ def test_output_dir_defaults_under_outputs_eval():
     cfg, level = parse_config(["--model", "some/dir/ckpt/", "--output-dir", "x", "-v"])
     assert (cfg.output_dir, level) == ("x", "DEBUG")
     assert (cfg.grader_timeout, cfg.top_k) == (10.0, 0)
+
+
+# --- refusals found by fuzzing (F20, F21): before anything loads, one line, nothing written ---------------------------
+
+
+def _refuse(argv, capsys, code, *words, usage=False):
+    """main(argv) must exit `code` with one error line holding `words` (argparse's usage line before it)."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "error: " in line]
+    assert stopped.value.code == code, err[-1500:]
+    assert len(lines) == 1 and all(w in lines[0] for w in words), err[-1500:]
+    assert lines[0].startswith("python -m eval.run: error: " if usage else "error: "), err[-1500:]
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.fixture
+def no_model_load(monkeypatch):
+    """Fail the test if eval.run gets as far as loading the model."""
+    import eval.run
+
+    def refuse(*a, **kw):
+        raise AssertionError("the model was loaded before the refusal")
+
+    monkeypatch.setattr(eval.run, "make_backend", refuse)
+
+
+def test_a_row_too_long_for_the_context_is_refused_before_loading(args, tmp_path, capsys, no_model_load):
+    """F20: a 10,000,000-character problem got the process OOM-killed during generation; now it is a data
+    error naming the file, line, benchmark and row id, found in a second without tokenizing it."""
+    import time
+
+    bench = tmp_path / "long.jsonl"
+    rows = [{"id": "short", "problem": "What is $1+1$?", "answer": "2"},
+            {"id": "huge", "problem": "Find $x$. " * 1_000_000, "answer": "1"}]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    at = args.index("aime24")
+    argv = args[:at] + [f"long={bench}"] + args[at + 2:]  # in place of "aime24 amc23"
+    out = tmp_path / "out"
+    started = time.monotonic()
+    line = _refuse(argv, capsys, EXIT_DATA, f"{bench}:2", "problem id 'huge' of long", "10000000 characters",
+                   "context of 4096")
+    assert time.monotonic() - started < 20, "the refusal is not cheap"
+    assert "--max-new-tokens 16" in line and not out.exists()
+
+    # Under the character bound (8 per token of room), the rendered prompt's tokens are counted exactly.
+    words = " ".join(f"w{i}q{i * 7919 % 1000}" for i in range(3000))  # about 30,000 characters, > 4080 tokens
+    assert len(words) < 8 * (4096 - 16)
+    rows[1]["problem"] = words
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _refuse(argv, capsys, EXIT_DATA, f"{bench}:2", "problem id 'huge' of long", "its prompt is", "tokens, more than "
+            "the 4080 tokens that fit")
+    assert not out.exists()
+
+    # --max-model-len, when given, is the context; --max-new-tokens that fill the context leave no room.
+    _refuse(args + ["--max-model-len", "40"], capsys, EXIT_DATA, "aime24", "context of 40 (--max-model-len)")
+    _refuse(args + ["--max-new-tokens", "4096"], capsys, EXIT_USAGE, "--max-new-tokens 4096 leaves no room",
+            "max_position_embeddings")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("option, value, words", [
+    ("--temperature", "nan", "temperature"), ("--temperature", "inf", "temperature"),
+    ("--temperature", "-1", "temperature"), ("--top-p", "nan", "top_p"), ("--top-p", "1.5", "top_p"),
+    ("--grader-timeout", "nan", "grader_timeout"), ("--grader-timeout", "inf", "grader_timeout"),
+    ("--grader-timeout", "1e12", "grader_timeout"), ("--grader-timeout", "0", "grader_timeout"),
+    ("--gpu-memory-utilization", "5", "gpu_memory_utilization"),
+    ("--gpu-memory-utilization", "nan", "gpu_memory_utilization"),
+    ("--gpu-memory-utilization", "0", "gpu_memory_utilization"),
+    ("--tensor-parallel-size", "0", "tensor_parallel_size"), ("--max-model-len", "-1", "max_model_len"),
+    ("--max-model-len", "0", "max_model_len"), ("--seed", "-1", "seed"), ("--seed", str(2**32), "seed"),
+    ("--top-k", "-1", "top_k"), ("--dtype", "bogus", "--dtype"),
+])
+def test_out_of_range_options_are_usage_errors(option, value, words, tmp_path, capsys):
+    """F21: NaN, infinities and out-of-range values of every numeric option (and an unknown dtype) exit 2."""
+    out = tmp_path / "out"
+    _refuse(["--model", "x/y", "--output-dir", str(out), option, value], capsys, EXIT_USAGE, words, usage=True)
+    assert not out.exists()
+
+
+def test_a_device_torch_cannot_use_is_refused_before_loading(args, tmp_path, capsys, no_model_load):
+    """F21: --device bogus (RuntimeError) and --device cuda without CUDA (AssertionError) were tracebacks."""
+    import torch
+
+    out = tmp_path / "out"
+    _refuse(args + ["--device", "bogus"], capsys, EXIT_USAGE, "--device 'bogus' is not a torch device")
+    _refuse(args + ["--device", "cuda:99"], capsys, EXIT_USAGE, "--device cuda:99")
+    _refuse(args + ["--device", "meta"], capsys, EXIT_USAGE, "--device meta")
+    if not torch.cuda.is_available():
+        _refuse(args + ["--device", "cuda"], capsys, EXIT_USAGE, "--device cuda", "use --device cpu")
+    assert not out.exists()
+
+
+def test_vllm_without_vllm_or_cuda_is_a_usage_error(args, tmp_path, capsys, no_model_load):
+    """--backend vllm where it cannot run was an ImportError traceback; the folder it created goes again."""
+    from eval.generation import backend_problem
+
+    if backend_problem("vllm") is None:
+        pytest.skip("vLLM and CUDA are here")
+    argv = [a if a != "transformers" else "vllm" for a in args] + ["--max-problems", "1"]
+    _refuse(argv, capsys, EXIT_USAGE, "--backend vllm", "--backend transformers")
+    assert not (tmp_path / "out").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -362,3 +363,22 @@ def test_the_report_says_whether_the_control_scores_as_the_warm_start(tmp_path):
     assert same["equal"] and "exactly as the warm start" in same["text"] and same["rows"][1][1] == "29.3"
     write({**warm, 8: 0.781})
     assert not _control(config, paths, warm, [1, 8, 64], CONTROL, HELDOUT_NAME)["equal"]
+
+
+def test_a_bad_override_or_argument_is_refused_before_any_work(tmp_path, capsys):
+    from training.learn import main
+    from training.learn_model import main as learn_model_main
+
+    out = tmp_path / "learn"
+    assert main(["--out", str(out), "bogus_key=1"]) == 2  # dry-run first: seconds, not after the warm start
+    assert "recipe overrides: override: unknown key 'bogus_key'" in capsys.readouterr().err and not out.exists()
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "notes.txt").write_text("mine\n")
+    for argv, code, words in ((["--batch-size", "0"], 2, "--batch-size"), (["--epochs", "-1"], 2, "--epochs"),
+                              (["--stage1-share", "5"], 2, "--stage1-share"), (["--hidden-size", "12"], 2, "--hidden-size"),
+                              ([], 3, "is not a build")):
+        with pytest.raises(SystemExit) if code == 2 else contextlib.nullcontext() as exit_:
+            rc = learn_model_main(["--dataset", str(build), "--out", str(tmp_path / "ws"), *argv])
+        assert (exit_.value.code if code == 2 else rc) == code and words in capsys.readouterr().err, argv
+    assert not (tmp_path / "ws").exists() and (build / "notes.txt").read_text() == "mine\n"

@@ -38,6 +38,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ BASELINE = "grpo_baseline"
 WARM_START = "warmstart"
 CONTROL = "control"
 HELDOUT_NAME = "synthetic"
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class LearnError(Exception):
@@ -320,6 +321,25 @@ def passk_ks(n: int) -> list[int]:
     return ks
 
 
+def check_overrides(config: LearnConfig, root: Path) -> str | None:
+    """Why the recipe overrides would fail every `training.run` job (its one error line), or None:
+    each recipe the run uses goes through `training.run --dry-run` first (a few seconds, nothing
+    written), not after the build, the warm start and an evaluation."""
+    if not config.extra_overrides:
+        return None  # the bundled recipes: tests/test_learn.py dry-runs them
+    stages = [["--stage", "all" if config.stage2 else "1", "--task", arm] for arm in config.arms]
+    stages += [["--stage", "baseline"]] if config.baseline else []
+    with tempfile.TemporaryDirectory(prefix="mrtasks-learn-") as tmp:
+        for stage in stages:
+            cmd = [sys.executable, "-m", "training.run", "--recipe", RECIPE, "--output-dir", str(Path(tmp) / "run"),
+                   *stage, "--dry-run", *config.extra_overrides]
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit {done.returncode}"]
+                return lines[-1].removeprefix("error: ")
+    return None
+
+
 def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int) -> dict[str, Any]:
     """Every phase in order; returns what the report needs besides the run folders."""
     phases: dict[str, float] = {}
@@ -414,7 +434,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="The CPU learning testbed: build a synthetic dataset, warm-start a tiny Qwen decoder, run the GRPO "
         "baseline and MR-RLVR arms over several seeds through training.run, evaluate Pass@k with eval.run, "
         "and write a report.",
-        epilog="exit codes: 0 done; 1 a phase failed (its log is named); 2 bad arguments or an --out holding a "
+        epilog="exit codes: 0 done; 1 a phase failed (its log is named); 130 interrupted (rerun to resume); "
+               "2 bad arguments (recipe overrides are dry-run first) or an --out holding a "
         "run with other settings (use --fresh)",
     )
     mode = p.add_mutually_exclusive_group()
@@ -449,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --jobs and --cores must be >= 1", file=sys.stderr)
         return EXIT_USAGE
     root = Path(__file__).resolve().parents[1]
+    if not args.report_only and (problem := check_overrides(config, root)):
+        print(f"error: recipe overrides: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     # `--full` shares the default mode's folder: it adds the other Stage I arms to a default run
     # (the warm start, the baseline and the masked_then_fill arm are the same jobs).
     out = Path(args.out or ("outputs/learn-quick" if mode == "quick" else "outputs/learn"))
@@ -486,6 +510,9 @@ def main(argv: list[str] | None = None) -> int:
         except LearnError as e:
             print(f"error: {e}", file=sys.stderr)
             return EXIT_FAILED
+        except KeyboardInterrupt:  # the running jobs are killed (Runner.run); finished phases are kept
+            print(f"error: interrupted; rerun the same command to resume from {out}", file=sys.stderr)
+            return EXIT_INTERRUPTED
         finally:
             timings["runs"].append({
                 "command": command, "started": started, "wall_s": round(time.time() - started, 1),

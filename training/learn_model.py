@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import random
 import sys
 import time
@@ -222,11 +223,29 @@ def warm_start(model_dir: str | Path, dataset: str, config: WarmStartConfig = Wa
     return record
 
 
+WARM_START_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                    "special_tokens_map.json", "chat_template.jinja", "vocab.json", "merges.txt", "added_tokens.json",
+                    "warm_start.json")
+
+
+def _legacy_warm_start(folder: Path) -> bool:
+    """A warm start written before this command marked its folders (its record is there)."""
+    return (folder / "warm_start.json").is_file()
+
+
+def _owner() -> Any:
+    from mrtasks.output import Owner
+
+    return Owner("training.learn_model", WARM_START_FILES, "--out", _legacy_warm_start)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m training.learn_model",
         description="Build the testbed's tiny Qwen decoder (tokenizer trained on a build's train split) and warm-start it "
         "with TRL's SFTTrainer on the same training problems.",
+        epilog="exit codes: 0 written; 2 bad arguments; 3 --dataset is not a readable build; 4 --out refused (a dataset "
+               "build, a model or files this command did not write); 130 interrupted",
     )
     p.add_argument("--dataset", required=True, help="a folder written by python -m mrtasks.build")
     p.add_argument("--out", required=True, help="model folder to write (files in it are replaced)")
@@ -242,16 +261,41 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=w.threads, help="torch threads")
     args = p.parse_args(argv)
+    step = 2 * m.heads
+    if not 300 <= args.vocab_size <= 262_144:
+        p.error(f"--vocab-size must be 300 to 262144 (the bytes and special tokens come first), got {args.vocab_size}")
+    if not (step <= args.hidden_size <= 4096 and args.hidden_size % step == 0):
+        p.error(f"--hidden-size must be a multiple of {step} ({m.heads} heads of an even size) up to 4096, got {args.hidden_size}")
+    if not 1 <= args.layers <= 64:
+        p.error(f"--layers must be 1 to 64, got {args.layers}")
+    if not (0 < args.epochs < math.inf and 0 < args.learning_rate < math.inf):
+        p.error("--epochs and --learning-rate must be finite numbers > 0")
+    if args.batch_size < 1 or args.threads < 1 or not 0 <= args.stage1_share <= 1:
+        p.error("--batch-size and --threads must be >= 1 and --stage1-share in [0, 1]")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if not Path(args.dataset).is_dir():
-        print(f"error: dataset folder {args.dataset} does not exist", file=sys.stderr)
+    from mrtasks.output import OutputError, OwnedFolder
+    from mrtasks.rewards.rows import DatasetError, build_configs
+
+    try:
+        build_configs(args.dataset)  # a build with its card, before anything is written
+    except DatasetError as e:
+        print(f"error: --dataset {e}", file=sys.stderr)
         return 3
-    model = ModelConfig(vocab_size=args.vocab_size, hidden_size=args.hidden_size, layers=args.layers,
-                        intermediate_size=4 * args.hidden_size, seed=args.seed)
-    out = build_model(args.out, training_texts(args.dataset), model)
-    record = warm_start(out, args.dataset, WarmStartConfig(
-        epochs=args.epochs, learning_rate=args.learning_rate, batch_size=args.batch_size,
-        stage1_share=args.stage1_share, seed=args.seed, threads=args.threads))
+    folder = OwnedFolder(args.out, _owner())
+    try:
+        with folder:  # refuses a build, a model or a folder of someone's files before any work
+            model = ModelConfig(vocab_size=args.vocab_size, hidden_size=args.hidden_size, layers=args.layers,
+                                intermediate_size=4 * args.hidden_size, seed=args.seed)
+            out = build_model(args.out, training_texts(args.dataset), model)
+            record = warm_start(out, args.dataset, WarmStartConfig(
+                epochs=args.epochs, learning_rate=args.learning_rate, batch_size=args.batch_size,
+                stage1_share=args.stage1_share, seed=args.seed, threads=args.threads))
+    except OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 4
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
     logger.info("warm start written to %s: %s", out, {k: v for k, v in record.items() if k != "losses"})
     return 0
 

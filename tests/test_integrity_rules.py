@@ -319,3 +319,8 @@ def test_one_side_or_a_formula_nearer_another_mask_restores_nothing():
     swapped = [masks[1], masks[0], "\\mathrm{m} \\angle A=5 \\theta=91^{\\circ}", masks[2]]
     assert _fill(swapped, masks) == 0.0
     assert _fill(masks, masks) == 1.0
+
+
+def test_scientific_notation_past_the_decimal_limit_is_a_power_of_ten_not_a_product_with_e():
+    assert judge("1e999999998", "1e999999999") is Verdict.DIFFERENT  # was read as 1·e·999999998, "close enough"
+    assert judge("2 \\cdot 10^{500}", "2e500") is Verdict.EQUAL

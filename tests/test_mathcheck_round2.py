@@ -42,7 +42,7 @@ def test_tuning_file_core_pairs():
         ("3.2e-4", "0.00032"),
         ("1.5E3", "1500.0"),  # a decimal mantissa stays a decimal literal (tolerance)
         ("x + 2e-4", "x + 2e-4"),  # Euler's e inside an expression
-        ("1e999999", "1e999999"),  # not expanded past MAX_E_EXPONENT
+        ("1e999999", "1 \\cdot 10^{999999}"),  # past MAX_E_EXPONENT: a power of ten, not a decimal
         ("0.\\overline{6}", "\\frac{2}{3}"),
         ("0.1\\dot{6}", "\\frac{1}{6}"),
         ("0.142857142857...", "\\frac{1}{7}"),

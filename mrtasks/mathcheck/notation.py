@@ -140,14 +140,14 @@ def _e_notation(text: str) -> str:
 
 
 MAX_E_EXPONENT = 300
-"""Larger decimal exponents are left unread (the text would grow by that many digits)."""
+"""Larger decimal exponents are read as a power of ten (a decimal would grow by that many digits)."""
 
 
 def _decimal(mantissa: str, exp: str, original: str) -> str:
     """The number as a plain decimal; one with a decimal mantissa keeps a decimal point, so
     that `tolerance` treats it as the decimal literal it is."""
-    if abs(int(exp)) > MAX_E_EXPONENT:
-        return original
+    if abs(int(exp)) > MAX_E_EXPONENT:  # as a power: never `1 \cdot e \cdot 999`, and no huge decimal string
+        return f"{mantissa} \\cdot 10^{{{int(exp)}}}"
     text = format(Decimal(mantissa).scaleb(int(exp)), "f")
     return text + ".0" if "." in mantissa and "." not in text else text
 

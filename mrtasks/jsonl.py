@@ -52,6 +52,8 @@ def iter_jsonl(
     path = Path(path)
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark, as Windows tools write
             if not raw.strip():
                 continue
             item = _parse(raw.rstrip(b"\r\n"), lineno)

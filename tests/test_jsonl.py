@@ -27,3 +27,9 @@ def test_write_then_read_round_trips_unicode(tmp_path):
     rows = [{"x": "∑ é"}, {"y": [1, None]}]
     write_jsonl(tmp_path / "out.jsonl", rows)
     assert read_jsonl(tmp_path / "out.jsonl") == rows
+
+
+def test_a_byte_order_mark_before_the_first_line_is_not_part_of_it(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"problem": "1+1?"}\n{"problem": "2+2?"}\n')
+    assert read_jsonl(path) == [{"problem": "1+1?"}, {"problem": "2+2?"}]

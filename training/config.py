@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import enum
+import math
+import types
+import typing
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -103,6 +107,45 @@ class RunConfig:
 RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
 GENERATION_CHOICES = ("auto", "vllm", "transformers")
 PARTIAL_CREDIT_CHOICES = ("undecided", "all")
+# Weights dtypes `from_pretrained` takes for training (a torch floating dtype by name, or auto).
+DTYPE_CHOICES = ("float32", "bfloat16", "float16", "float64", "auto")
+# Numeric ranges checked up front (key -> (lowest, lowest allowed?, highest, highest allowed?)); None
+# is allowed wherever the field is optional. Out of range, TRL, transformers or torch would fail only
+# after the model loaded (a negative learning rate, no new tokens) or run something meaningless.
+RANGES: dict[str, tuple[float | None, bool, float | None, bool]] = {
+    "learning_rate": (0, True, None, False),
+    "beta": (0, True, None, False),
+    "temperature": (0, False, None, False),
+    "top_p": (0, False, 1, True),
+    "top_k": (0, True, None, False),
+    "min_p": (0, True, 1, True),
+    "repetition_penalty": (0, False, None, False),
+    "epsilon": (0, True, None, False),
+    "epsilon_high": (0, True, None, False),
+    "max_grad_norm": (0, True, None, False),
+    "weight_decay": (0, True, None, False),
+    "warmup_ratio": (0, True, 1, True),
+    "warmup_steps": (0, True, None, False),
+    "num_train_epochs": (0, False, None, False),
+    "num_iterations": (1, True, None, False),
+    "num_generations": (2, True, None, False),  # GRPO compares completions of one prompt
+    "max_completion_length": (1, True, None, False),
+    "max_prompt_length": (1, True, None, False),
+    "max_train_samples": (1, True, None, False),
+    "rollout_batch_prompts": (1, True, None, False),
+    "mini_batch_prompts": (1, True, None, False),
+    "per_device_train_batch_size": (1, True, None, False),
+    "per_device_eval_batch_size": (1, True, None, False),
+    "gradient_accumulation_steps": (1, True, None, False),
+    "generation_batch_size": (1, True, None, False),
+    "steps_per_generation": (1, True, None, False),
+    "save_steps": (0, False, None, False),
+    "logging_steps": (0, False, None, False),
+    "eval_steps": (0, False, None, False),
+    "save_total_limit": (0, True, None, False),
+    "seed": (0, True, None, False),
+    "vllm_gpu_memory_utilization": (0, False, 1, True),
+}
 
 
 @lru_cache(maxsize=1)
@@ -123,6 +166,11 @@ def grpo_field_names() -> set[str]:
     return {f.name for f in dataclasses.fields(GRPOConfig) if f.init}
 
 
+class MissingDataError(ValueError):
+    """A local build lacks the config or split a recipe names: the dataset is missing (exit 3, as when
+    it fails to load), refused up front, in --dry-run too."""
+
+
 @dataclass
 class StageSpec:
     """One stage, ready to run: our typed config and the typed GRPOConfig keyword arguments."""
@@ -137,6 +185,100 @@ def _unknown_key_error(key: str, source: str) -> ValueError:
     near = difflib.get_close_matches(key, sorted(_dests()), n=3)
     hint = f" (did you mean {', '.join(near)}?)" if near else ""
     return ValueError(f"{source}: unknown key {key!r}{hint}; keys are RunConfig or trl.GRPOConfig fields")
+
+
+@lru_cache(maxsize=1)
+def field_types() -> dict[str, Any]:
+    """Each RunConfig / GRPOConfig field's annotated type (resolved)."""
+    from trl import GRPOConfig
+
+    hints: dict[str, Any] = {}
+    for cls in (GRPOConfig, RunConfig):
+        hints.update(typing.get_type_hints(cls))
+    return hints
+
+
+def _type_name(hint: Any) -> str:
+    if hint is type(None):
+        return "null"
+    if isinstance(hint, type):
+        return {"str": "a string", "int": "an integer", "float": "a number", "bool": "true/false",
+                "dict": "a mapping", "list": "a list"}.get(hint.__name__, hint.__name__)
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(dict.fromkeys(_type_name(a) for a in typing.get_args(hint)))
+    if origin is list:
+        args = typing.get_args(hint)
+        return f"a list of {_type_name(args[0]).removeprefix('a ').removeprefix('an ')}s" if args else "a list"
+    if origin is dict:
+        return "a mapping"
+    return str(hint)
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """Whether a YAML value is of the annotated type (ints count as floats; enums take their values)."""
+    if hint is Any or isinstance(hint, typing.TypeVar):
+        return True
+    if hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, arm) for arm in typing.get_args(hint))
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if origin in (list, tuple) or hint in (list, tuple):
+        args = typing.get_args(hint)
+        return isinstance(value, list) and (not args or all(_conforms(v, args[0]) for v in value))
+    if origin is dict or hint is dict:
+        return isinstance(value, dict)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return isinstance(value, hint) or value in {m.value for m in hint}
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True
+
+
+def _numeric_text(value: Any, hint: Any) -> Any:
+    """A YAML string where a number belongs, typed as the command line types it (`1e-6` is a string
+    to YAML 1.1, a float to argparse); anything else is returned unchanged."""
+    if not isinstance(value, str):
+        return value
+    arms = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    if str in arms:
+        return value
+    for kind in (int, float):
+        if kind in arms:
+            try:
+                return kind(value.strip())
+            except ValueError:
+                continue
+    return value
+
+
+def check_yaml_values(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Type a recipe mapping's values against the fields' annotated types, as the parser types the
+    command line: a list, a mapping or null only where the field allows one; returns the mapping with
+    numbers written as strings (`1e-6`) made numbers. Unknown keys are left to `parse_recipe`."""
+    hints = field_types()
+    out = dict(data)
+    for key, value in data.items():
+        hint = hints.get(key)
+        if hint is None:
+            continue
+        value = _numeric_text(value, hint)
+        if not _conforms(value, hint):
+            shown = "null" if value is None else repr(value)
+            raise ValueError(f"{source}: {key} must be {_type_name(hint)}, got {shown} ({type(value).__name__})")
+        out[key] = value
+    return out
 
 
 def overrides_to_argv(overrides: dict[str, str], source: str = "override") -> tuple[list[str], dict[str, Any]]:
@@ -168,6 +310,7 @@ def parse_recipe(raw: dict[str, Any], source: str, overrides: dict[str, str] | N
     for key in raw:
         if key not in dests:
             raise _unknown_key_error(key, source)
+    raw = check_yaml_values(raw, source)
     argv, direct = overrides_to_argv(overrides or {})
     saved = {a.dest: (a.default, a.required) for a in parser._actions}
     try:
@@ -192,8 +335,41 @@ def parse_recipe(raw: dict[str, Any], source: str, overrides: dict[str, str] | N
     grpo_names = grpo_field_names()
     grpo = {k: v for k, v in values.items() if k in grpo_names and k in given}
     spec = StageSpec(run=run, grpo=grpo, source=source)
+    check_values({k: values[k] for k in given | set(RUN_FIELDS) if k in values}, source)
     check_run(spec)
     return spec
+
+
+def check_values(values: dict[str, Any], source: str) -> None:
+    """Every number finite (NaN or inf trains a model of NaN weights, or never stops) and within
+    `RANGES`; `dtype` a known weights dtype; `report_to` integrations transformers knows."""
+    for key, value in sorted(values.items()):
+        items = value if isinstance(value, list) else [value]
+        for v in items:
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"{source}: {key} must be a finite number, got {v}")
+        if key in RANGES and isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, low_ok, high, high_ok = RANGES[key]
+            bad = (low is not None and (value < low or (value == low and not low_ok))) or (
+                high is not None and (value > high or (value == high and not high_ok)))
+            if bad:
+                lo = "" if low is None else f"{'>=' if low_ok else '>'} {low:g}"
+                hi = "" if high is None else f"{'<=' if high_ok else '<'} {high:g}"
+                raise ValueError(f"{source}: {key} must be {' and '.join(x for x in (lo, hi) if x)}, got {value:g}")
+    if values.get("max_steps") is not None and values["max_steps"] != -1 and values["max_steps"] < 1:
+        raise ValueError(f"{source}: max_steps must be a positive number of steps (or -1: num_train_epochs "
+                         f"decides), got {values['max_steps']}")
+    if "dtype" in values and values["dtype"] not in DTYPE_CHOICES:
+        raise ValueError(f"{source}: dtype must be one of {DTYPE_CHOICES}, got {values['dtype']!r}")
+    if values.get("report_to") is not None:
+        from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+
+        known = ("all", "none", *INTEGRATION_TO_CALLBACK)
+        targets = values["report_to"] if isinstance(values["report_to"], list) else [values["report_to"]]
+        unknown = [t for t in targets if t not in known]
+        if unknown:
+            raise ValueError(f"{source}: report_to {unknown} is not an integration transformers knows; "
+                             f"use one of {list(known)}")
 
 
 def check_run(spec: StageSpec) -> None:
@@ -224,11 +400,83 @@ def check_run(spec: StageSpec) -> None:
             unknown.append(name)
     if unknown:
         raise ValueError(f"{source}: unknown reward(s) {unknown}; the registry has {list_rewards()}")
+    check_dataset_split(spec)
+    check_rewards_match_rows(spec)
+
+
+def dataset_config_name(run: RunConfig) -> str:
+    """The dataset config a stage trains on: `dataset_config`, else the task (Stage I) or outcome."""
+    if run.dataset_config:
+        return run.dataset_config
+    return run.task if run.stage == 1 else STAGE2_TASK
+
+
+def check_rewards_match_rows(spec: StageSpec) -> None:
+    """The config must be a task of the registry, and each reward must score its rows: a task's own
+    reward scores that task's rows only (it returns None for any other task's), `process` and
+    `format` score every task."""
+    from mrtasks.rewards import get_reward
+    from mrtasks.tasks import get_task, list_tasks
+
+    run, source = spec.run, spec.source
+    config = dataset_config_name(run)
+    tasks = list_tasks()
+    if config not in tasks:
+        raise ValueError(f"{source}: dataset_config must be a task config of the dataset, one of {tasks}, got {config!r}")
+    owners = {get_task(t).reward: t for t in tasks}
+    for name in run.reward_funcs:
+        canonical = get_reward(name).__name__
+        if canonical in owners and owners[canonical] != config:
+            raise ValueError(
+                f"{source}: reward {name!r} scores {owners[canonical]} rows only, but this stage trains on the "
+                f"{config} config (its rows would all score None); use reward_funcs: [{get_task(config).reward}]"
+            )
+
+
+def check_dataset_split(spec: StageSpec) -> None:
+    """A local build lists its configs and splits in its card: a config or split it lacks is refused
+    here, before a model loads (a Hub dataset is checked when it loads)."""
+    from mrtasks.output import read_marker
+    from mrtasks.rewards.rows import DatasetError, build_configs
+
+    run, source = spec.run, spec.source
+    folder = Path(run.dataset).expanduser()
+    if not folder.is_dir() or read_marker(folder) is None:
+        return
+    try:
+        configs = build_configs(folder)
+    except DatasetError:
+        return  # unreadable: loading the data reports it (exit 3)
+    config = dataset_config_name(run)
+    if config not in configs:
+        raise MissingDataError(f"{source}: dataset_config {config!r} is not a config of {run.dataset} ({sorted(configs)})")
+    splits = [s for s in configs[config] if s]
+    if splits and run.train_split not in splits:
+        raise MissingDataError(f"{source}: train_split {run.train_split!r} is not a split of {run.dataset} [{config}] "
+                         f"({splits})")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (it would keep the last silently)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.setdefault(key, line)
+            except TypeError:
+                continue  # an unhashable key: the base class reports it
+            if first != line:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice (lines {first} and {line})", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader) or {}
     except yaml.YAMLError as e:
         raise ValueError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
     if not isinstance(data, dict):
@@ -245,6 +493,7 @@ def load_recipe_file(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]
         raise FileNotFoundError(f"recipe file {path} does not exist")
     data = read_yaml(path)
     parent = data.pop("extends", None)
+    data = check_yaml_values(data, str(path))
     if parent is None:
         return data
     return {**load_recipe_file(path.parent / str(parent), (*_seen, path)), **data}

@@ -29,6 +29,7 @@ import hashlib
 import importlib.util
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -44,9 +45,10 @@ from mrtasks.output import OwnedFolder, Owner, describe_folder, read_marker
 from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
 from training.config import (
     EXPLICIT_KEYS,
-    STAGE2_TASK,
+    MissingDataError,
     RunConfig,
     StageSpec,
+    dataset_config_name,
     list_recipes,
     load_recipe_file,
     parse_overrides,
@@ -60,12 +62,14 @@ logger = logging.getLogger("training.run")
 SUMMARY_FILE = "training_summary.json"
 REWARD_LOG_FILE = "reward_log.jsonl"
 SETTINGS_FILE = "run_settings.json"
+DIVERGED_FILE = "diverged.json"  # a stage whose loss or weights went NaN/inf: its checkpoints cannot resume
 
 # Exit codes (documented in --help and the README; the build's table is the model).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DATA, EXIT_OUTPUT, EXIT_MODEL, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 EXIT_CODES = {
     EXIT_OK: "success (or nothing left to do: the stage is finished with these settings)",
-    EXIT_FAILED: "unexpected error while training (a bug, or the hardware: the traceback is printed)",
+    EXIT_FAILED: "training itself failed: it diverged (a NaN/inf loss or weights: one line, nothing saved as final), "
+                 "or an unexpected error (a bug, or the hardware: the traceback is printed)",
     EXIT_USAGE: "bad command line or recipe (unknown key, wrong type, batch sizes that do not divide, bf16 without a GPU)",
     EXIT_DATA: "dataset missing, empty or unreadable, or no prompts left after filtering",
     EXIT_OUTPUT: "output folder refused: not a folder, not writable, a model folder, a dataset build, files training "
@@ -81,7 +85,7 @@ STAGE_FILES = (
     "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt", "added_tokens.json",
     "chat_template.jinja", "chat_template.json", "tokenizer.model", "training_args.bin", "README.md",
     "trainer_state.json", "all_results.json", "train_results.json", "eval_results.json",
-    REWARD_LOG_FILE, SUMMARY_FILE, SETTINGS_FILE,
+    REWARD_LOG_FILE, f"{REWARD_LOG_FILE}.tmp", SUMMARY_FILE, SETTINGS_FILE, DIVERGED_FILE,
 )
 
 
@@ -131,6 +135,12 @@ class Interrupted(RunError):
 
 class ConfigError(RunError):
     code = EXIT_USAGE
+
+
+class TrainingFailed(RunError):
+    """Training ran but its result is unusable (NaN/inf loss or weights): not saved as the stage's final model."""
+
+    code = EXIT_FAILED
 
 
 def looks_local(name: str) -> bool:
@@ -184,9 +194,7 @@ def stage_folder(out: Path) -> OwnedFolder:
 
 
 def dataset_config_for(run: RunConfig) -> str:
-    if run.dataset_config:
-        return run.dataset_config
-    return run.task if run.stage == 1 else STAGE2_TASK
+    return dataset_config_name(run)
 
 
 def _first_line(e: BaseException) -> str:
@@ -240,6 +248,7 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
         raise DataError(f"{run.dataset} [{config}/{split}] has no `prompt` column: {ds.column_names}")
     if len(ds) == 0:
         raise DataError(f"{run.dataset} [{config}/{split}] is empty")
+    check_rows(ds, run, config, split)
     keep = ["prompt", *(c for c in reward_columns() if c in ds.column_names)]
     ds = ds.remove_columns([c for c in ds.column_names if c not in keep])
     counts = {"rows": len(ds), "dropped_prompt_too_long": 0}
@@ -271,6 +280,35 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
     return ds, counts
 
 
+def check_rows(ds: Any, run: RunConfig, config: str, split: str) -> None:
+    """Every row must be a row of the config's task its reward can score (a prompt that is a chat,
+    the task's columns present and typed, its `task` column naming the config): else one line naming
+    the first bad row, before any tokenizing or training."""
+    from mrtasks.rewards.rows import row_problem
+    from mrtasks.tasks import list_tasks
+
+    is_task = config in list_tasks()
+    for i, row in enumerate(ds):
+        problem = row_problem(row, config) if is_task else None
+        if problem is None:
+            problem = _prompt_problem(row.get("prompt"))
+        if problem:
+            raise DataError(f"{run.dataset} [{config}/{split}] row {i} (id {row.get('id')!r}): {problem}")
+
+
+def _prompt_problem(prompt: Any) -> str | None:
+    if prompt is None:
+        return "'prompt' is null"
+    if isinstance(prompt, str):
+        return None if prompt else "'prompt' is empty"
+    if not isinstance(prompt, list) or not prompt:
+        return "'prompt' is not a list of chat messages"
+    for m in prompt:
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+            return "'prompt' has a message without a string role and content"
+    return None
+
+
 # --- chat template, stop tokens, rewards ---------------------------------------------------------
 
 
@@ -282,7 +320,7 @@ def apply_stop_tokens(tokenizer: Any, stop_tokens: list[str]) -> list[int]:
     for token in stop_tokens:
         token_id = tokenizer.convert_tokens_to_ids(token)
         if token_id is None or tokenizer.convert_ids_to_tokens(token_id) != token:
-            raise ModelError(f"stop token {token!r} is not a token of this tokenizer")
+            raise ConfigError(f"stop token {token!r} is not a token of the tokenizer of {tokenizer.name_or_path}")
         ids.append(token_id)
     if tokenizer.eos_token != stop_tokens[0]:
         logger.info("tokenizer eos %r -> %r (recipe stop_tokens)", tokenizer.eos_token, stop_tokens[0])
@@ -432,25 +470,109 @@ def last_checkpoint(output_dir: Path) -> str | None:
     return get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
 
 
+def _fmt(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def _nonfinite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+# Logged values that mean the weights are being destroyed when they are NaN/inf (grad_norm: not under
+# fp16, whose loss scaler skips overflowing steps and logs their inf norm).
+DIVERGENCE_KEYS = ("loss", "grad_norm")
+
+
 def reward_log_callback(path: Path) -> Any:
-    """A TrainerCallback that logs each reward's mean and appends every log record to a JSONL file."""
+    """A TrainerCallback that logs each reward's mean and appends every log record to a JSONL file;
+    a NaN/inf loss (or gradient norm) stops training and is kept in `diverged` (the stage then fails)."""
     from transformers import TrainerCallback
 
     class RewardLog(TrainerCallback):
+        diverged: str | None = None
+
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
-            if not state.is_world_process_zero or not logs:
+            if not logs:
+                return
+            keys = [k for k in DIVERGENCE_KEYS if not (k == "grad_norm" and getattr(args, "fp16", False))]
+            bad = [k for k in keys if _nonfinite(logs.get(k))]
+            if bad and self.diverged is None:
+                self.diverged = f"{bad[0]} is {logs[bad[0]]} at step {state.global_step}"
+                control.should_training_stop = True
+            if not state.is_world_process_zero:
                 return
             for prefix in ("rewards/", "eval_rewards/"):
                 means = {k.split("/")[1]: v for k, v in logs.items() if k.startswith(prefix) and k.endswith("/mean")}
                 if means:
                     logger.info(
                         "step %d %s: %s", state.global_step, "eval" if prefix.startswith("eval") else "train",
-                        ", ".join(f"{name}={v:.4f}" for name, v in means.items()),
+                        ", ".join(f"{name}={_fmt(v)}" for name, v in means.items()),
                     )
             with path.open("a") as f:
-                f.write(json.dumps({"step": state.global_step, **logs}) + "\n")
+                f.write(json.dumps({"step": state.global_step, **logs}, default=str) + "\n")
 
     return RewardLog()
+
+
+def trim_reward_log(path: Path, step: int) -> int:
+    """Drop the log records after `step` (an interrupted run's steps past the checkpoint a resume
+    starts from, which it logs again); the file is replaced atomically. Returns how many were dropped."""
+    if not path.is_file():
+        return 0
+    kept, dropped = [], 0
+    for line in path.read_text().splitlines(keepends=True):
+        try:
+            record_step = json.loads(line).get("step")
+        except (ValueError, AttributeError):
+            record_step = None
+        if isinstance(record_step, int) and record_step > step:
+            dropped += 1
+        else:
+            kept.append(line)
+    if dropped:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(kept))
+        os.replace(tmp, path)
+    return dropped
+
+
+def checkpoint_step(checkpoint: str) -> int | None:
+    """The global step a checkpoint holds (its trainer_state.json, else its folder name)."""
+    try:
+        return int(json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        return int(Path(checkpoint).name.rsplit("-", 1)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def nonfinite_weights(model: Any) -> list[str]:
+    """Names of the parameters holding NaN or inf (sharded ZeRO-3 parameters are not checked)."""
+    import torch
+
+    bad = []
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.numel() == 0 or hasattr(p, "ds_id"):
+                continue
+            if not bool(torch.isfinite(p).all()):
+                bad.append(name)
+    return bad
+
+
+def check_stop_tokens(run: RunConfig) -> None:
+    """Stop tokens the model's tokenizer lacks, refused before anything trains (a local model only:
+    a Hub model's tokenizer is checked when the stage loads it, still before training)."""
+    folder = Path(run.model_name_or_path).expanduser()
+    if not run.stop_tokens or not any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json")):
+        return  # a Hub model, or a folder a stage has not written yet (Stage II after Stage I)
+    try:
+        tokenizer = load_tokenizer(run)
+    except ModelError:
+        return  # the stage reports a tokenizer it cannot load when it loads it (exit 5)
+    apply_stop_tokens(tokenizer, run.stop_tokens)
 
 
 def semantics(args: Any, stop_ids: list[int], think: bool, options: dict[str, Any], run: RunConfig) -> dict[str, Any]:
@@ -619,6 +741,15 @@ def _run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
     if finished is not None:
         logger.info("%s is finished with these settings (%s): skipping", output_dir, SUMMARY_FILE)
         return finished
+    if (output_dir / DIVERGED_FILE).is_file():
+        try:
+            why = json.loads((output_dir / DIVERGED_FILE).read_text()).get("reason")
+        except (OSError, ValueError, AttributeError):
+            why = None
+        raise TrainingFailed(
+            f"{output_dir} diverged in an earlier run ({why or 'NaN/inf loss or weights'}): its checkpoints cannot "
+            "resume; rerun with --overwrite (and a lower learning_rate) to train it again from the start"
+        )
     if spec.grpo.get("bf16") and not _cuda():
         raise ConfigError(f"{spec.source}: bf16=true needs a GPU and this machine has no CUDA device; on a CPU pass "
                           "bf16=false (and keep dtype=float32)")
@@ -683,6 +814,12 @@ def _run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
     resume = last_checkpoint(output_dir)
     if resume:
         logger.info("resuming from %s", resume)
+        step = checkpoint_step(resume)
+        if step is not None and trainer.is_world_process_zero():
+            dropped = trim_reward_log(output_dir / REWARD_LOG_FILE, step)
+            if dropped:
+                logger.info("dropped %d %s records after step %d (logged again from the checkpoint)",
+                            dropped, REWARD_LOG_FILE, step)
     start = time.time()
     try:
         result = trainer.train(resume_from_checkpoint=resume)
@@ -691,6 +828,19 @@ def _run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
         where = f"{Path(saved).name} is saved in {output_dir}" if saved else f"no checkpoint was saved yet in {output_dir}"
         raise Interrupted(f"interrupted at step {trainer.state.global_step}; {where}: rerun the same command to "
                           "resume") from None
+    diverged = callbacks[0].diverged
+    bad = nonfinite_weights(trainer.model)
+    if diverged or bad:
+        what = f"{len(bad)} weight tensors hold NaN/inf (e.g. {bad[0]})" if bad else diverged
+        if diverged and bad:
+            what = f"{diverged}; {what}"
+        if trainer.is_world_process_zero():
+            record = {"reason": what, "global_step": trainer.state.global_step}
+            (output_dir / DIVERGED_FILE).write_text(json.dumps(record, indent=2) + "\n")
+        raise TrainingFailed(
+            f"training diverged in {output_dir}: {what}; nothing was saved as the final model (lower "
+            f"learning_rate or check beta, then rerun with --overwrite)"
+        )
     trainer.save_model(str(output_dir))
 
     summary = {
@@ -881,6 +1031,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         overrides = parse_overrides(args.overrides)
         specs = build_specs(args.recipe, args.stage, task, args.dataset, args.output_dir, overrides)
+    except MissingDataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_DATA
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -888,6 +1041,12 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --overwrite is not available under a launcher (accelerate launch, torchrun): delete the stage "
               "folder or choose another --output-dir", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        for spec, _ in specs:
+            check_stop_tokens(spec.run)
+    except RunError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.code
     if args.dry_run:
         try:
             for spec, out in specs:

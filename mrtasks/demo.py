@@ -16,6 +16,7 @@ from typing import Any
 import datasets
 from datasets import get_dataset_config_names, load_dataset
 
+from mrtasks.logs import run_command
 from mrtasks.rewards.audit import policies_for, score_rows
 from mrtasks.rewards.rows import DatasetError, build_configs, load_rows, row_problem
 from mrtasks.tasks import get_task, list_tasks
@@ -37,14 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     datasets.disable_progress_bars()
-    try:
-        return show(args.dataset, args.split)
-    except DemoError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    return run_command(lambda: show(args.dataset, args.split), {DemoError: 2})
 
 
 class DemoError(Exception):

@@ -1,8 +1,14 @@
-"""Logging for this project's command lines: `-v` raises only our own loggers, never the libraries'."""
+"""Logging and error lines for this project's command lines.
+
+`-v` raises only our own loggers, never the libraries'; a known error or an interrupt ends a command
+with one `error: ...` line on stderr and its documented exit code, never a traceback.
+"""
 
 from __future__ import annotations
 
 import logging
+import sys
+from collections.abc import Callable, Mapping
 
 PROJECT_LOGGERS = ("mrtasks", "builders", "training", "eval")
 
@@ -16,3 +22,23 @@ def configure_logging(verbose: bool = False) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     for name in PROJECT_LOGGERS:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C (128 + SIGINT)
+
+
+def run_command(body: Callable[[], int], errors: Mapping[type[BaseException], int]) -> int:
+    """Run a command's body; an error of a listed class (the first that matches) or Ctrl-C is one line.
+
+    `errors` maps exception classes to exit codes, e.g. `{OutputError: 4, DatasetError: 2}`; anything
+    else propagates (a bug should show its traceback).
+    """
+    try:
+        return body()
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except tuple(errors) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        print(f"error: {first}", file=sys.stderr)
+        return next(code for cls, code in errors.items() if isinstance(e, cls))

@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mrtasks.output import OWNER_LOCK  # the lock a running command holds in its folder
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared" / "data"
 BENCHMARKS = SHARED / "benchmarks"
@@ -792,11 +794,16 @@ def _check_two_runs(ctx: Ctx) -> str | None:
     return None
 
 
+def _hold_owned(ctx: Ctx) -> dict[str, str]:
+    """The first run waits once it holds its folder (`owned`, the guard's test hook) until `go` exists."""
+    return {"MRTASKS_BUILD_FAULT": f"owned:wait={ctx.dir / 'go'}"}
+
+
 case(E, "a second run into the same folder", lambda c: _eval(c, c.dir / "work" / "o", "--max-problems", "6"), 4,
      r"another|running|lock",
-     first=lambda c: _eval(c, c.dir / "work" / "o", "--max-problems", "6"),
-     first_ready=exists(lambda c: c.dir / "work" / "o" / "samples.jsonl"), check=_check_two_runs,
-     may_change=("work/*",), needs=("model",))
+     first=lambda c: _eval(c, c.dir / "work" / "o", "--max-problems", "6"), first_env=_hold_owned,
+     first_ready=exists(lambda c: c.dir / "work" / "o" / OWNER_LOCK), release_first=lambda c: (c.dir / "go").touch(),
+     check=_check_two_runs, may_change=("work/*", "go"), needs=("model",))
 
 
 def _check_interrupted_eval(ctx: Ctx) -> str | None:
@@ -972,8 +979,9 @@ case(T, "a second run into the same folder",
      lambda c: train_args(c.fixture("build"), c.fixture("model"), c.dir / "work" / "r", "max_steps=8"), 4,
      r"another|running|lock",
      first=lambda c: train_args(c.fixture("build"), c.fixture("model"), c.dir / "work" / "r", "max_steps=8"),
-     first_ready=exists(lambda c: c.dir / "work" / "r" / STAGE / "reward_log.jsonl"), check=_check_one_log,
-     may_change=("work/*",), needs=("build", "model"), timeout=600)
+     first_env=_hold_owned, first_ready=exists(lambda c: c.dir / "work" / "r" / STAGE / OWNER_LOCK),
+     release_first=lambda c: (c.dir / "go").touch(), check=_check_one_log,
+     may_change=("work/*", "go"), needs=("build", "model"), timeout=600)
 case(T, "Ctrl-C while training",
      lambda c: train_args(c.fixture("build"), c.fixture("model"), c.dir / "work" / "r", "max_steps=50"), 130,
      INTERRUPTED, interrupt=exists(lambda c: c.dir / "work" / "r" / STAGE / "reward_log.jsonl"),

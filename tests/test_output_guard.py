@@ -124,3 +124,23 @@ def test_paths_that_are_not_folders_are_refused(tmp_path):
         with pytest.raises(OutputError, match=words):
             OwnedFolder(path, TOOL).__enter__()
     assert f.read_text() == "keep"
+
+
+def test_run_command_turns_known_errors_and_interrupts_into_one_line(capsys):
+    """A command's body ends with its documented exit code and one stderr line, never a traceback."""
+    from mrtasks.logs import run_command
+
+    def fails(exc: BaseException):
+        def body() -> int:
+            raise exc
+        return body
+
+    assert run_command(lambda: 0, {OutputError: 4}) == 0
+    assert run_command(fails(OutputError("OUT is a dataset build\nsecond line")), {OutputError: 4, ValueError: 2}) == 4
+    assert capsys.readouterr().err == "error: OUT is a dataset build\n"
+    assert run_command(fails(KeyboardInterrupt()), {}) == 130
+    assert capsys.readouterr().err == "error: interrupted\n"
+    assert run_command(fails(ValueError("")), {OSError: 2, ValueError: 3}) == 3  # the first class that matches
+    assert capsys.readouterr().err == "error: ValueError\n"
+    with pytest.raises(KeyError):  # an error nobody listed is a bug: its traceback shows
+        run_command(fails(KeyError("x")), {OutputError: 4})

@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from mrtasks.logs import run_command
 from mrtasks.tasks import MASKED_THEN_FILL
 
 logger = logging.getLogger("training.gpu_smoke")
@@ -316,11 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.setLevel(logging.INFO)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    try:
-        return _main(args)
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    return run_command(lambda: _main(args), {})
 
 
 def _main(args: argparse.Namespace) -> int:

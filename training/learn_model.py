@@ -273,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.batch_size < 1 or args.threads < 1 or not 0 <= args.stage1_share <= 1:
         p.error("--batch-size and --threads must be >= 1 and --stage1-share in [0, 1]")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from mrtasks.logs import run_command
     from mrtasks.output import OutputError, OwnedFolder
     from mrtasks.rewards.rows import DatasetError, build_configs
 
@@ -282,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --dataset {e}", file=sys.stderr)
         return 3
     folder = OwnedFolder(args.out, _owner())
-    try:
+
+    def body() -> int:
         with folder:  # refuses a build, a model or a folder of someone's files before any work
             model = ModelConfig(vocab_size=args.vocab_size, hidden_size=args.hidden_size, layers=args.layers,
                                 intermediate_size=4 * args.hidden_size, seed=args.seed)
@@ -290,14 +292,10 @@ def main(argv: list[str] | None = None) -> int:
             record = warm_start(out, args.dataset, WarmStartConfig(
                 epochs=args.epochs, learning_rate=args.learning_rate, batch_size=args.batch_size,
                 stage1_share=args.stage1_share, seed=args.seed, threads=args.threads))
-    except OutputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 4
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    logger.info("warm start written to %s: %s", out, {k: v for k, v in record.items() if k != "losses"})
-    return 0
+        logger.info("warm start written to %s: %s", out, {k: v for k, v in record.items() if k != "losses"})
+        return 0
+
+    return run_command(body, {OutputError: 4})
 
 
 if __name__ == "__main__":

@@ -254,6 +254,7 @@ TINY_FILES = ("config.json", "generation_config.json", "model.safetensors", "tok
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mrtasks.logs import run_command
     from mrtasks.output import OutputError, OwnedFolder, Owner
 
     p = argparse.ArgumentParser(
@@ -291,36 +292,19 @@ def main(argv: list[str] | None = None) -> int:
     from mrtasks.rewards.rows import DatasetError
 
     folder = OwnedFolder(args.out, Owner("training.tiny_model", TINY_FILES, "OUT"), discard_on_error=lambda _: True)
-    try:
+
+    def body() -> int:
         folder.check()  # refuse OUT before reading anything
         texts = _texts(args.dataset)  # read before OUT is touched: a bad --dataset leaves it as it was
-    except OutputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 4
-    except DatasetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    try:
         with folder:
             folder.remove_own()
             out = build_tiny_model(args.out, texts, vocab_size=args.vocab_size,
                                    hidden_size=args.hidden_size, num_layers=args.layers, seed=args.seed,
                                    family=args.family)
-    except OutputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 4
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except (OSError, ValueError) as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        print(f"error: {first}", file=sys.stderr)
-        return 2
-    logging.getLogger(__name__).info("tiny model written to %s", out)
-    return 0
+        logging.getLogger(__name__).info("tiny model written to %s", out)
+        return 0
+
+    return run_command(body, {OutputError: 4, DatasetError: 2, OSError: 2, ValueError: 2})
 
 
 if __name__ == "__main__":

@@ -42,3 +42,10 @@ def run_command(body: Callable[[], int], errors: Mapping[type[BaseException], in
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         print(f"error: {first}", file=sys.stderr)
         return next(code for cls, code in errors.items() if isinstance(e, cls))
+
+
+def internal_entry_point(module: str, caller: str) -> int:
+    """The answer to a person who runs an internal worker module (with `--help` or anything else)."""
+    print(f"error: `python -m {module}` is an internal worker that {caller} starts; it is not a command "
+          "(see the README for the commands)", file=sys.stderr)
+    return 2

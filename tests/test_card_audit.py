@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -61,3 +63,13 @@ def test_close_stops_a_running_worker(rows):
     process = card._process
     card.close()
     assert process.poll() is not None and card.results() is None
+
+
+@pytest.mark.parametrize("module", ["mrtasks.curate.card_audit", "mrtasks.mathcheck._worker"])
+def test_an_internal_worker_run_by_hand_says_what_it_is(module):
+    """`--help` on an internal worker is one line and exit 2, not a traceback from reading its pipe."""
+    done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+    assert "internal worker" in done.stderr and "Traceback" not in done.stderr

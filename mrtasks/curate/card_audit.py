@@ -124,5 +124,9 @@ def _worker() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] or sys.stdin.isatty():  # a person, not `CardAudit.submit` (which pipes the rows in)
+        from mrtasks.logs import internal_entry_point
+
+        sys.exit(internal_entry_point("mrtasks.curate.card_audit", "the build"))
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))  # unwinds, so atexit closes the checker pool
     sys.exit(_worker())

@@ -46,6 +46,10 @@ def _send(outbox: Connection, message: object) -> bool:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3 or not all(a.isdigit() for a in sys.argv[1:]):  # a person, not `TimedPool`
+        from mrtasks.logs import internal_entry_point
+
+        sys.exit(internal_entry_point("mrtasks.mathcheck._worker", "the answer checker's pool"))
     # Ctrl-C reaches the whole process group; it is the parent's to handle (it reports it in one line
     # and its exit closes our pipe, which ends this loop). A worker must not print a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -16,7 +16,8 @@ the recipe, and the fixture's `solution_sha256` proves a recreated file is the o
 group, the eligible rows sorted by sha256(SEED + "/" + id), the first ones taken, the first
 `heldout` of them held out. Groups and rules are in `GROUPS`. `pick --round 3` draws the round-3
 fixture (`annotator_gold_round3.jsonl`): its own seed, every row an earlier fixture labelled left
-out, sizes in `GROUPS_ROUND3`, all held out.
+out, sizes in `GROUPS_ROUND3`, all held out; `pick --round 4` the same with its own seed, round 3's rows
+left out too.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ MATH = ("aiwaves-cn/agents", "80b8e99666ccadc973ca3a443dd179a5d54c9e8d", "src/ag
 
 SEED = "annotator-gold-round2"
 SEED_ROUND3 = "annotator-gold-round3"
+SEED_ROUND4 = "annotator-gold-round4"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -49,9 +51,11 @@ GROUPS = {
     "corpora_proofs": ("proofnet_test/valid + minif2f_informal rows not in annotator_gold.jsonl, "
                        "solution at least the 75th percentile of their lengths", 10, 6),
 }
-# round 3: the same rules, rows no earlier fixture labelled, every row held out
+# rounds 3 and 4: the same rules, rows no earlier fixture labelled, every row held out
 GROUPS_ROUND3 = {"olympiadbench_tp": 6, "imo_proofbench": 4, "math_train": 6, "corpora_proofs": 6}
 EARLIER_FIXTURES = ("annotator_gold.jsonl", "annotator_gold_proofs.jsonl", "annotator_gold_external.jsonl")
+LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
+                4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl"))}
 
 
 def git_bytes(repo: Path, commit: str, path: str) -> bytes:
@@ -129,8 +133,9 @@ def pick(args: argparse.Namespace) -> None:
         if _eligible(src, raw[t.id], len(t.solution)):
             groups[src].append(t)
     labelled = {json.loads(line)["id"] for line in open(here / "annotator_gold.jsonl", encoding="utf-8")}
-    if args.round == 3:
-        labelled |= {json.loads(line)["id"] for f in EARLIER_FIXTURES for line in open(here / f, encoding="utf-8")}
+    if args.round in LATER_ROUNDS:
+        earlier = LATER_ROUNDS[args.round][1]
+        labelled |= {json.loads(line)["id"] for f in earlier for line in open(here / f, encoding="utf-8")}
     proofs = [
         t for s in expand_specs([parse_source(f"corpora:{args.corpora}")]) if s.name in CORPORA_PROOFS
         for t in iter_source(s) if not isinstance(t, Drop)
@@ -140,8 +145,8 @@ def pick(args: argparse.Namespace) -> None:
     groups["corpora_proofs"] = [t for t in proofs if t.id not in labelled and len(t.solution) >= q75]
     for group, (rule, n, held) in GROUPS.items():
         seed = SEED
-        if args.round == 3:
-            seed, n = SEED_ROUND3, GROUPS_ROUND3[group]
+        if args.round in LATER_ROUNDS:
+            seed, n = LATER_ROUNDS[args.round][0], GROUPS_ROUND3[group]
             held = n
             groups[group] = [t for t in groups[group] if t.id not in labelled]
         chosen = sorted(groups[group], key=lambda t: _key(t.id, seed))[:n]
@@ -164,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3), default=2, help="which fixture's choice to print")
+    k.add_argument("--round", type=int, choices=(2, 3, 4), default=2, help="which fixture's choice to print")
     args = p.parse_args(argv)
     build(args) if args.cmd == "build" else pick(args)
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 r"""Red-team attack generator (round 3) for the Masked-Then-Fill reward.
 
-Reads  /tmp/rt3/masks.jsonl  ({"id", "masks"}) and writes /tmp/rt3/attacks.jsonl, one line per
+Reads  MASKS  ({"id", "masks"}) and writes OUT, one line per
 (row, family): {"id", "family", "intent", "deserved", "completion"}.  A side file
-/tmp/rt3/attacks_meta.jsonl holds, per line, the per-slot verdicts and how each slot was
+META (default OUT.meta) holds, per line, the per-slot verdicts and how each slot was
 certified ("verified" = numerically checked with mathcheck.py, "trusted" = a mutation that is
 wrong/right by construction but whose formula could not be parsed).
 
@@ -11,7 +11,7 @@ Deterministic: every random choice uses random.Random(crc32(id + family)).
 Standard library only (mathcheck.py is a small stdlib LaTeX parser + complex-valued numeric
 evaluator, used to check on 6 random points that wrong fills are NOT equivalent to their masks and
 right fills ARE equivalent).  The optional family `sympy_forms` is produced only if `import sympy`
-works (run with /work/main/.venv/bin/python to get it).
+works (run with the project's virtual environment to get it).
 
 DESERVED RULE (all families): deserved = (#slots whose fill is mathematically the masked
 formula) / (#masks), slots aligned by position in the single final \boxed{} after </think>.
@@ -112,7 +112,7 @@ import json, re, random, zlib, sys, math, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mathcheck as M
 
-# paths: `python redteam3.py MASKS OUT [META]` (the project's only edit: these were fixed /tmp paths)
+# paths: `python redteam3.py MASKS OUT [META]` (the project's only edits: these and the docstring named fixed paths of one machine)
 IN = sys.argv[1] if len(sys.argv) > 1 else 'masks.jsonl'
 OUT = sys.argv[2] if len(sys.argv) > 2 else 'attacks.jsonl'
 META = sys.argv[3] if len(sys.argv) > 3 else OUT + '.meta'

@@ -100,6 +100,42 @@ def test_every_solution_has_7_formulas_4_steps_and_its_computed_boxed_answer(dif
     assert wrong == [0.0] * 20
 
 
+@pytest.mark.parametrize("difficulty", DIFFICULTIES)
+def test_arithmetic_slips_finds_a_false_fact_and_none_in_the_generators_own_work(difficulty):
+    from mrtasks.curate.synthetic import arithmetic_slips
+
+    worked = list(generate(SyntheticConfig(size=100, difficulty=difficulty, seed=5)))
+    assert all(arithmetic_slips(w.solution) == [] for w in worked)  # right work has no slip
+    facts = [w for w in worked if re.search(r"\$(\d+) \+ (\d+) = (\d+)\$", w.solution)]
+    assert facts
+    for w in facts[:20]:
+        m = re.search(r"\$(\d+) \+ (\d+) = (\d+)\$", w.solution)
+        wrong = w.solution.replace(m.group(0), f"${m[1]} + {m[2]} = {int(m[3]) + 1}$", 1)
+        assert arithmetic_slips(wrong) == [f"{m[1]} + {m[2]} = {int(m[3]) + 1}"]
+    # a restated whole expression is not its last operation, and a sign is not a subtraction
+    assert arithmetic_slips(r"So $3 + 3 + 5 - 4 = 7$, and $-3 + 5 = 2$; then $4 \cdot 3 = 13$.") == [r"4 \cdot 3 = 13"]
+
+
+def test_the_report_tells_right_answers_with_clean_work_from_lucky_ones(tmp_path):
+    from training.learn import BASELINE, WARM_START, Paths
+    from training.learn_report import _right_work
+
+    paths = Paths(tmp_path)
+    clean, slipped, wrong = "$2 + 3 = 5$, so $\\boxed{5}$", "$2 + 3 = 6$ and $6 - 1 = 5$, so $\\boxed{5}$", "$\\boxed{4}$"
+    for name, completions in ((WARM_START, [(clean, True), (slipped, True), (wrong, False), (wrong, False)]),
+                              ("seed1-grpo_baseline", [(slipped, True), (slipped, True), (clean, True), (wrong, False)])):
+        folder = paths.eval_dir(name)
+        folder.mkdir(parents=True)
+        (folder / "samples.jsonl").write_text("".join(json.dumps({"completion": c, "correct": ok}) + "\n"
+                                                      for c, ok in completions))
+    labels = {WARM_START: "warm start (SFT)", BASELINE: "GRPO baseline"}
+    rows, means = _right_work(paths, {BASELINE: [1]}, labels)
+    assert means["warm start (SFT)"] == {"right": 0.5, "right_no_slip": 0.25, "slip_share_of_right": 0.5}
+    assert means["GRPO baseline"]["right_no_slip"] == 0.25 and means["GRPO baseline"]["slip_share_of_right"] == 2 / 3
+    assert rows[0] == ["warm start (SFT)", "50.0", "25.0", "50.0"]
+    assert _right_work(Paths(tmp_path / "none"), {BASELINE: [1]}, labels) == ([], {})  # no samples: no table
+
+
 def test_training_and_heldout_problems_never_meet():
     # The testbed's families (`series` holds few distinct problems at difficulty 1) and all five at difficulty 2.
     for families, difficulty in ((("expr", "linear", "system", "mod"), 1), (tuple(FAMILIES), 2)):

@@ -295,6 +295,9 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
         passk_rows.append([labels[arm], *[fmt_spread([c.get(k, float("nan")) for c in curves_]) for k in ks]])
     passk_png = plot_passk({labels[a]: c for a, c in evals.items()}, report.with_name(f"{stem}_passk.png")) if evals else None
 
+    work, work_means = _right_work(paths, models, labels) if evals else ([], {})
+    if work_means:
+        verdict["right_work"] = work_means
     control = _control(config, paths, evals.get(WARM_START, [{}])[0], ks, CONTROL, HELDOUT_NAME) if evals else None
     verdict["control"] = control["equal"] if control else None
 
@@ -432,6 +435,13 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
         if comparisons:
             lines += ["", "MR-RLVR minus the GRPO baseline, paired by seed (points of Pass@k):", ""]
             lines += _table(["arm", "Pass@1", "Pass@8", f"Pass@{ks[-1]}"], comparisons)
+        if work:
+            lines += ["", "### Right answers, right work?", "",
+                      "The outcome reward pays a right final answer however it was reached. Of the evaluation's samples",
+                      "(all n per problem), the share with the right answer, the share with the right answer and no false",
+                      "one-operation fact in the work (`5 - 4 = 6`; `mrtasks.curate.synthetic.arithmetic_slips`), and the",
+                      "share of right answers whose work holds such a slip; mean ± std over seeds, in %:", ""]
+            lines += _table(["model", "right answer (Pass@1)", "right answer, no slip", "right answers with a slip"], work)
     lines += ["", "## Time", ""]
     time_rows = [["whole run" + (f" ({len(runs)} invocations, resumed)" if len(runs) > 1 else ""), _minutes(whole)],
                  ["data (build, held-out file)", _minutes(data_s)],
@@ -461,6 +471,36 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
     report.write_text("\n".join(lines).rstrip() + "\n")
     (paths.out / "learn_verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
     return verdict
+
+
+def _right_work(paths: Any, models: dict[str, Any], labels: dict[str, str]) -> tuple[list[list[str]], dict[str, Any]]:
+    """Per model: the share of evaluation samples with the right answer, with the right answer and no
+    arithmetic slip in the work, and the share of right answers with a slip (table rows, and the means
+    by model label)."""
+    from mrtasks.curate.synthetic import arithmetic_slips
+    from training.learn import BASELINE, WARM_START
+
+    folders = {WARM_START: [WARM_START]}
+    for arm, by_seed in models.items():
+        name = "grpo_baseline" if arm == BASELINE else "mr_rlvr_" + arm.split(":", 1)[1]
+        folders[arm] = [f"seed{s}-{name}" for s in by_seed]
+    rows: list[list[str]] = []
+    means: dict[str, Any] = {}
+    for arm, names in folders.items():
+        right, clean, slipped = [], [], []
+        for name in names:
+            samples = read_jsonl(paths.eval_dir(name) / "samples.jsonl")
+            if not samples:
+                return [], {}  # no samples kept: no such table
+            ok = [s for s in samples if s.get("correct")]
+            bad = sum(1 for s in ok if arithmetic_slips(s.get("completion", "")))
+            right.append(len(ok) / len(samples))
+            clean.append((len(ok) - bad) / len(samples))
+            slipped.append(bad / len(ok) if ok else float("nan"))
+        rows.append([labels[arm], fmt_spread(right), fmt_spread(clean), fmt_spread(slipped)])
+        means[labels[arm]] = {"right": spread(right)[0], "right_no_slip": spread(clean)[0],
+                              "slip_share_of_right": spread(slipped)[0]}
+    return rows, means
 
 
 def _load(values: Any) -> str:
@@ -587,6 +627,20 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
                           "a fault in that path rather than the training (see above)."}.get(verdict.get("control"), "")
         text += ["Held-out Pass@1 after RL is not above the warm start's in every arm and seed (table above). " + why
                  + control, ""]
+    work = verdict.get("right_work") or {}
+    start = work.get("warm start (SFT)")
+    if start and not math.isnan(start["slip_share_of_right"]):
+        after = [v["slip_share_of_right"] for k, v in work.items() if k != "warm start (SFT)"]
+        text += [f"What the outcome reward pays for: {100 * start['slip_share_of_right']:.0f}% of the warm start's right "
+                 "answers on the held-out problems come from work with a false arithmetic fact in it (a slip before "
+                 "the answer, or in a check after it), and only "
+                 f"{100 * start['right_no_slip']:.1f}% of its samples are right with clean work"
+                 + (f"; after RL the slip share of right answers is {100 * min(after):.0f}-{100 * max(after):.0f}%"
+                    if after else "")
+                 + ". At this scale a reward of 1 often reinforces a lucky completion as much as a careful one, "
+                 "which is one reason the outcome reward teaches so little across problems here; it is also the "
+                 "weakness of outcome-only rewards that the paper's process-level Stage I tasks are meant to address.",
+                 ""]
     if gains:
         best = max(gains.values())
         caveat = ("With this few seeds and held-out problems a difference of a few points is within the seed-to-seed "

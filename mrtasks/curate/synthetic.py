@@ -36,6 +36,7 @@ import hashlib
 import json
 import logging
 import random
+import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -353,6 +354,25 @@ def generate(config: SyntheticConfig, heldout: bool = False) -> Iterator[Worked]
         seen.add(key)
         made += 1
         yield worked
+
+
+# One written fact of the generator's arithmetic: `a + b = c`, `a - b = c`, `a \\cdot b = c` (integers), not the
+# tail of a longer expression (`... + 6 - 4 = 16` restates a whole expression, it is not `6 - 4 = 16`).
+_FACT = re.compile(r"(?<![\d.}])(?<![+\-]\s)(?<![+\-])(?<!cdot\s)(?<!cdot)(-?\d+)\s*(\+|-|\\cdot)\s*(-?\d+)\s*=\s*(-?\d+)(?![\d.])")
+
+
+def arithmetic_slips(text: str) -> list[str]:
+    """The false one-operation facts written in a worked solution (`5 - 4 = 6`).
+
+    The learning testbed reads it to tell a right final answer reached by right work from one
+    reached despite a slip: an outcome reward pays both alike.
+    """
+    slips = []
+    for m in _FACT.finditer(text):
+        a, op, b, c = int(m[1]), m[2], int(m[3]), int(m[4])
+        if (a + b if op == "+" else a - b if op == "-" else a * b) != c:
+            slips.append(m[0])
+    return slips
 
 
 def row_id(config: SyntheticConfig, index: int, heldout: bool = False) -> str:

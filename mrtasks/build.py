@@ -33,8 +33,8 @@ from mrtasks.curate.base import Annotator
 from mrtasks.curate.cache import CacheError, default_cache_path
 from mrtasks.curate.card import check_template
 from mrtasks.curate.card_audit import CardAudit
-from mrtasks.curate.filters import benchmark_problems
-from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, run_pipeline
+from mrtasks.curate.filters import BenchmarkIndex
+from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, load_benchmarks, run_pipeline
 from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
 from mrtasks.curate.splits import SPLITS, SplitConfig
@@ -346,22 +346,22 @@ def _terminate(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # SIGTERM cleans up like Ctrl-C: the staged build goes, --out stays
 
 
-def check_inputs(config: PipelineConfig, card_template: Path | None) -> None:
-    """Read the benchmark files and the card template before any work (UsageError, one line)."""
+def check_inputs(config: PipelineConfig, card_template: Path | None) -> BenchmarkIndex | None:
+    """Read the card template and the benchmark files before any work (UsageError, one line); the
+    benchmark index is returned for the pipeline, which then does not read the files again."""
     try:
         check_template(card_template)
-        if config.decontaminate:
-            for path in config.benchmarks:
-                if not str(path).endswith("fingerprints.jsonl"):
-                    benchmark_problems(path)
+        return load_benchmarks(config) if config.decontaminate else None
     except (ValueError, OSError) as e:
         raise UsageError(str(e)) from None
+    except KeyError as e:  # a `*fingerprints.jsonl` file whose rows lack a field
+        raise UsageError(f"a --benchmarks fingerprint file has a row without the field {e}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     """The build itself; failures raise (`main` turns them into one line and an exit code)."""
     config = config_from_args(args)
-    check_inputs(config, args.card_template)
+    bench = check_inputs(config, args.card_template)
     llm = LLMOptions(
         base_url=args.base_url, model=args.model, concurrency=args.concurrency,
         cache=None if args.no_cache else (args.cache or str(default_cache_path())),
@@ -386,7 +386,7 @@ def run(args: argparse.Namespace) -> int:
         card_audit = CardAudit(workers, pool.timeout)
         try:
             try:
-                result = run_pipeline(config, annotator, on_selected=card_audit.submit)  # the audit runs beside
+                result = run_pipeline(config, annotator, on_selected=card_audit.submit, bench=bench)  # the audit runs beside
             finally:
                 close = getattr(annotator, "close", None)
                 if callable(close):

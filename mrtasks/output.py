@@ -581,8 +581,15 @@ def check_output_file(option: str, path: str | Path, command: str,
 
 
 def write_output_file(option: str, path: str | Path, text: str) -> None:
-    """Write a checked output file, a failure as one `OutputError` line."""
+    """Write a checked output file whole or not at all (written beside it, then renamed over it: an
+    interrupted write never leaves half a file for the next run's `ours` check to refuse); a failure
+    is one `OutputError` line."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
     except OSError as e:
         raise OutputError(f"{option} {path}: cannot write: {e.strerror or e}") from None
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -140,7 +140,27 @@ def test_run_command_turns_known_errors_and_interrupts_into_one_line(capsys):
     assert capsys.readouterr().err == "error: OUT is a dataset build\n"
     assert run_command(fails(KeyboardInterrupt()), {}) == 130
     assert capsys.readouterr().err == "error: interrupted\n"
-    assert run_command(fails(ValueError("")), {OSError: 2, ValueError: 3}) == 3  # the first class that matches
+    assert run_command(fails(ValueError("")), {OSError: 2, ValueError: 3}) == 3
     assert capsys.readouterr().err == "error: ValueError\n"
+    # the first listed class that matches decides: FileNotFoundError is an OSError too
+    assert run_command(fails(FileNotFoundError("x")), {FileNotFoundError: 2, OSError: 4}) == 2
+    assert run_command(fails(FileNotFoundError("x")), {OSError: 4, FileNotFoundError: 2}) == 4
     with pytest.raises(KeyError):  # an error nobody listed is a bug: its traceback shows
         run_command(fails(KeyError("x")), {OutputError: 4})
+
+
+def test_an_output_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A write cut off before its rename leaves the previous file as it was and no temporary file."""
+    from mrtasks.output import write_output_file
+
+    out = tmp_path / "figures.json"
+    write_output_file("--json", out, "first\n")
+    assert out.read_text() == "first\n"
+
+    def cut_off(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", cut_off)
+    with pytest.raises(OutputError, match="--json .*cannot write: No space left on device"):
+        write_output_file("--json", out, "second\n")
+    assert out.read_text() == "first\n" and sorted(p.name for p in tmp_path.iterdir()) == ["figures.json"]

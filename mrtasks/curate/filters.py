@@ -24,7 +24,6 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import re
 import sys
 from collections import defaultdict
@@ -226,14 +225,15 @@ def default_fingerprints() -> Path:
 
 def write_fingerprints(paths: list[Path], out: Path) -> int:
     """Write the shingle hashes of benchmark problems (no text) as JSON lines; returns the count.
-    Written beside `out` and renamed over it, so an interrupted write never leaves half a file."""
+    Every file is read before anything is written, and the file is written whole or not at all."""
+    from mrtasks.output import write_output_file
+
     index = BenchmarkIndex.from_jsonl(paths)
-    tmp = out.with_name(f".{out.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for p in index.problems:
-            packed = base64.b64encode(p.shingles.astype("<u4").tobytes()).decode()
-            f.write(json.dumps({"benchmark": p.benchmark, "id": p.id, "shingles": packed}) + "\n")
-    os.replace(tmp, out)
+    lines = []
+    for p in index.problems:
+        packed = base64.b64encode(p.shingles.astype("<u4").tobytes()).decode()
+        lines.append(json.dumps({"benchmark": p.benchmark, "id": p.id, "shingles": packed}) + "\n")
+    write_output_file("--out", out, "".join(lines))
     return len(index.problems)
 
 
@@ -255,21 +255,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("benchmarks", nargs="+", type=Path, help="benchmark JSONL files with a `problem` field")
     parser.add_argument("--out", type=Path, default=default_fingerprints(), help="output JSONL (default: the bundled file)")
     args = parser.parse_args(argv)
+    from mrtasks.logs import run_command
     from mrtasks.output import OutputError, check_output_file
 
-    try:
-        for path in args.benchmarks:
-            benchmark_problems(path)  # every file read, and refused, before anything is written
+    def write() -> int:
         check_output_file("--out", args.out, "mrtasks.curate.filters", _is_fingerprints)
-        n = write_fingerprints(args.benchmarks, args.out)
-    except (ValueError, FileNotFoundError, IsADirectoryError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except (OutputError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 4
-    print(f"wrote {n} benchmark fingerprints to {args.out}")
-    return 0
+        n = write_fingerprints(args.benchmarks, args.out)  # reads every file before it writes
+        print(f"wrote {n} benchmark fingerprints to {args.out}")
+        return 0
+
+    return run_command(write, {ValueError: 2, FileNotFoundError: 2, IsADirectoryError: 2, OutputError: 4, OSError: 4})
 
 
 if __name__ == "__main__":

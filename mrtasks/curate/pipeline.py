@@ -196,11 +196,19 @@ def read_sources(config: PipelineConfig, drops: Counter[tuple[str, str]]) -> tup
     return trajectories, info
 
 
+def load_benchmarks(config: PipelineConfig) -> BenchmarkIndex:
+    """The index of the problems the build must not ship: `config.benchmarks`, or the bundled fingerprints."""
+    return BenchmarkIndex.load([Path(p) for p in config.benchmarks], config.decontam_threshold)
+
+
 def filter_problems(
-    trajectories: list[Trajectory], config: PipelineConfig, drops: Counter[tuple[str, str]]
+    trajectories: list[Trajectory], config: PipelineConfig, drops: Counter[tuple[str, str]],
+    bench: BenchmarkIndex | None = None,
 ) -> list[Trajectory]:
-    """Drop benchmark problems, then near duplicates (first seen kept); per problem, not per trajectory."""
-    bench = BenchmarkIndex.load([Path(p) for p in config.benchmarks], config.decontam_threshold) if config.decontaminate else None
+    """Drop benchmark problems, then near duplicates (first seen kept); per problem, not per trajectory.
+    `bench`: the benchmark index when the caller has loaded it already (else loaded here)."""
+    if bench is None and config.decontaminate:
+        bench = load_benchmarks(config)
     dedup = NearDuplicateIndex(config.dedup_threshold) if config.dedup_threshold else None
     verdict: dict[str, str | None] = {}  # problem origin -> drop reason (None: kept)
     kept = []
@@ -309,16 +317,18 @@ def select(
 
 
 def run_pipeline(
-    config: PipelineConfig, annotator: Annotator, on_selected: Callable[[dict[str, dict[str, list[Row]]]], None] | None = None
+    config: PipelineConfig, annotator: Annotator, on_selected: Callable[[dict[str, dict[str, list[Row]]]], None] | None = None,
+    bench: BenchmarkIndex | None = None,
 ) -> PipelineResult:
     """Run the whole curation; deterministic for the same inputs, config and annotator.
 
     `on_selected` sees the final rows before the quality figures are computed (the build starts the
-    card's audit beside it there: `mrtasks.curate.card_audit`)."""
+    card's audit beside it there: `mrtasks.curate.card_audit`). `bench`: the benchmark index, when the
+    caller has loaded it (the build does, to refuse a bad `--benchmarks` file before any work)."""
     drops: Counter[tuple[str, str]] = Counter()
     trajectories, source_info = read_sources(config, drops)
     trajectories, answer_from_box = fill_answers_from_box(trajectories)  # no answer mapped: the last \boxed{}
-    trajectories = filter_problems(trajectories, config, drops)
+    trajectories = filter_problems(trajectories, config, drops, bench)
     if config.refine:
         trajectories = _apply(annotator.refine, trajectories, "refine", config, drops)
     trajectories = _apply(annotator.annotate, trajectories, "annotate", config, drops)

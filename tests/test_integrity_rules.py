@@ -287,6 +287,8 @@ def test_invisible_characters_and_white_ink_hide_nothing():
     wrong = ["d(f(x), f(z)) \\geq w(d(x, z))", "\\lim_{s \\to 0^{+}} w(s) \\neq 0"]
     zero_width = ["".join(c + "\u200b\ufeff" for c in f) for f in wrong]
     assert _fill(zero_width, masks) == 0.0
+    sparse = [f.replace("\\", "\u200b\\") for f in wrong]  # a few, before each command: they had earned 0.47
+    assert _fill(sparse, masks) == 0.0
     assert _fill(["".join(c + "\u200c" for c in f) for f in masks], masks) == 1.0  # right work stays right
     white = ["{\\color{white} " + m + "} " + w for m, w in zip(masks, wrong)]
     assert _fill(white, masks) == 0.0 and _fill(["\\textcolor{white}{" + m + "} " + w for m, w in zip(masks, wrong)], masks) == 0.0
@@ -298,6 +300,8 @@ def test_right_fills_written_in_unicode_aligned_or_with_entities_are_right():
     assert _fill(["35·40≡1\\pmod{1399}", "U ∩V=∅", "\\begin{aligned} a_{4} &=4-1^{2} \\\\ &=3 \\end{aligned}", "x ∉\\mathcal{J}"],
                  masks) == 1.0
     assert judge("a &le; b", "a \\leq b") is Verdict.EQUAL
+    # an entity decodes before the notation rules read it: `&times;` is `\\times`, `&pi;` is `\\pi`
+    assert judge("2&times;3", "6") is judge("&pi;", "\\pi") is judge("x &isin; A", "x \\in A") is Verdict.EQUAL
     assert _fill(["35·40≡2\\pmod{1399}", "U ∪V=∅", "\\begin{aligned} a_{4} &=4-1^{2} \\\\ &=4 \\end{aligned}", "x ∈\\mathcal{J}"],
                  masks) == 0.0
 

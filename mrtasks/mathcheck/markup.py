@@ -53,11 +53,18 @@ _NEEDS_FOLD = re.compile("[\uff01-\uff5e\u3000\u2212\u2013\u2012\ufe63]")
 _ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});")
 
 
+def decode_entities(text: str) -> str:
+    """HTML entities as their characters (`&ge;` is `≥`, `&#8804;` is `≤`, `&pi;` is `π`); first of all,
+    so that what they decode to meets the same rules as the characters written directly."""
+    if "&" in text and ";" in text:
+        return _ENTITY.sub(lambda m: html.unescape(m.group(0)), text)
+    return text
+
+
 def fold_unicode(text: str) -> str:
     """Full-width ASCII forms and the ideographic space as ASCII; Unicode minus and dashes as `-`;
-    HTML entities as their characters (`&ge;` is `≥`, `&#8804;` is `≤`)."""
-    if "&" in text and ";" in text:
-        text = _ENTITY.sub(lambda m: html.unescape(m.group(0)), text)
+    HTML entities as their characters."""
+    text = decode_entities(text)
     return text.translate(_FOLD) if _NEEDS_FOLD.search(text) else text
 
 

@@ -44,7 +44,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from mrtasks.mathcheck.latex import closing_brace
-from mrtasks.mathcheck.markup import strip_markup
+from mrtasks.mathcheck.markup import decode_entities, strip_markup
 
 _VULGAR = {
     "½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅖": (2, 5),
@@ -306,6 +306,7 @@ _TRIGGER = re.compile(
 
 def rewrite(text: str) -> str:
     """The text with the notations above in the LaTeX the parser reads (see the module docstring)."""
+    text = decode_entities(text)  # `&times;`, `&pi;`: the characters, read by the rules below
     if text.isascii() and not _TRIGGER.search(text):
         return text
     # plain or LaTeX is read without presentational markup: `3^125\hfill(3a)` is the plain `3^125`

@@ -76,13 +76,13 @@ def answer_region(text: str, think_prefilled: bool = False) -> str:
     closes. R1-style models box candidate answers while thinking; only the final answer counts.
     """
     text = cut_at_end_of_turn(text)
-    if not text.isascii():
-        text = _INVISIBLE.sub("", text)
     close = text.rfind(THINK_CLOSE)
     if close >= 0:
         text = text[close + len(THINK_CLOSE) :]
     elif think_prefilled:
         return ""
+    if not text.isascii():  # only the graded region: the reasoning before `</think>` is thrown away anyway
+        text = _INVISIBLE.sub("", text)
     return "" if THINK_OPEN in text else text
 
 

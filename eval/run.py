@@ -65,7 +65,7 @@ from eval.passk import passk_curve
 from eval.plots import plot_passk_curves
 from eval.samples import SampleStore
 from eval.tables import run_report
-from mrtasks.logs import PROJECT_LOGGERS  # the only loggers --log-level / -v change
+from mrtasks.logs import PROJECT_LOGGERS, first_line  # PROJECT_LOGGERS: the only loggers --log-level / -v change
 from mrtasks.output import OutputError, OwnedFolder, Owner
 from mrtasks.prompts import outcome_messages
 from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
@@ -170,8 +170,7 @@ def load_tokenizer(cfg: EvalConfig) -> Any:
     try:
         return AutoTokenizer.from_pretrained(name, revision=None if cfg.tokenizer else cfg.revision)
     except Exception as e:  # noqa: BLE001 - offline, missing, not a model: one line
-        first = (str(e).strip().splitlines() or [""])[0]
-        raise EvalError(f"cannot load the tokenizer of {name}: {type(e).__name__}: {first}", EXIT_MODEL) from None
+        raise EvalError(f"cannot load the tokenizer of {name}: {first_line(e, named=True)}", EXIT_MODEL) from None
 
 
 # --- prompt lengths ------------------------------------------------------------------------------

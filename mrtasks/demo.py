@@ -16,15 +16,10 @@ from typing import Any
 import datasets
 from datasets import get_dataset_config_names, load_dataset
 
-from mrtasks.logs import run_command
+from mrtasks.logs import first_line, run_command
 from mrtasks.rewards.audit import policies_for, score_rows
 from mrtasks.rewards.rows import DatasetError, build_configs, load_rows, row_problem
 from mrtasks.tasks import get_task, list_tasks
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0][:200]}" if text else type(e).__name__
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +54,7 @@ def show(dataset: str, split: str) -> int:
         try:
             configs = get_dataset_config_names(dataset)
         except Exception as e:  # noqa: BLE001 - offline, missing, a broken card: one line
-            raise DemoError(f"cannot read the configs of {dataset}: {_first_line(e)}") from None
+            raise DemoError(f"cannot read the configs of {dataset}: {first_line(e, named=True)}") from None
     for task in list_tasks():
         if task not in configs:
             print(f"\n== {task}: no {task} config in {dataset} (its corpus cannot feed this task); skipped")
@@ -94,9 +89,9 @@ def _load_hub(dataset: str, task: str, split: str) -> Any:
     except ValueError as e:
         if "Unknown split" in str(e):
             raise DemoError(f"--split {split}: {dataset} [{task}] has no such split") from None
-        raise DemoError(f"cannot load the {task} config of {dataset}: {_first_line(e)}") from None
+        raise DemoError(f"cannot load the {task} config of {dataset}: {first_line(e, named=True)}") from None
     except Exception as e:  # noqa: BLE001 - offline, a broken repo: one line
-        raise DemoError(f"cannot load the {task} config of {dataset}: {_first_line(e)}") from None
+        raise DemoError(f"cannot load the {task} config of {dataset}: {first_line(e, named=True)}") from None
 
 
 if __name__ == "__main__":

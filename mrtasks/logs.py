@@ -24,6 +24,16 @@ def configure_logging(verbose: bool = False) -> None:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
+def first_line(e: BaseException, named: bool = False) -> str:
+    """The first line of an error's message (200 characters at most; its class name when it has no
+    message), after `Type: ` with `named`: what a one-line error report shows of an exception."""
+    text = str(e).strip()
+    line = text.splitlines()[0][:200] if text else ""
+    if named:
+        return f"{type(e).__name__}: {line}" if line else type(e).__name__
+    return line or type(e).__name__
+
+
 INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C (128 + SIGINT)
 
 
@@ -39,8 +49,7 @@ def run_command(body: Callable[[], int], errors: Mapping[type[BaseException], in
         print("error: interrupted", file=sys.stderr)
         return INTERRUPTED
     except tuple(errors) as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        print(f"error: {first}", file=sys.stderr)
+        print(f"error: {first_line(e)}", file=sys.stderr)
         return next(code for cls, code in errors.items() if isinstance(e, cls))
 
 

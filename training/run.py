@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mrtasks.logs import PROJECT_LOGGERS
+from mrtasks.logs import PROJECT_LOGGERS, first_line
 from mrtasks.output import OutputError as FolderRefused
 from mrtasks.output import OwnedFolder, Owner, describe_folder, read_marker
 from mrtasks.rewards.parsing import chat_template_sha256, template_prefills_think
@@ -197,11 +197,6 @@ def dataset_config_for(run: RunConfig) -> str:
     return dataset_config_name(run)
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"
-
-
 def reward_columns() -> tuple[str, ...]:
     """Columns the rewards may read (besides prompt/completions): `id`, `task` and every registered
     task's own columns (from the task registry); every other column is dropped."""
@@ -226,7 +221,7 @@ def resample_per_epoch(run: RunConfig, static: Any, seed: int) -> tuple[Any, Any
     try:
         trajectories = load_dataset(run.dataset, TRAJECTORIES, split=run.train_split)
     except Exception as e:  # noqa: BLE001 - one line, not a traceback
-        raise DataError(f"resample_per_epoch needs the {TRAJECTORIES} config of {run.dataset}: {_first_line(e)}") from None
+        raise DataError(f"resample_per_epoch needs the {TRAJECTORIES} config of {run.dataset}: {first_line(e, named=True)}") from None
     spec = get_task(run.task)
     config = spec.config_cls(selection="random") if run.task == MASKED_THEN_FILL else None
     ds, resampler = resampled_dataset(trajectories, run.task, seed, config, ids=static["id"], columns=static.column_names)
@@ -243,7 +238,7 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
     try:
         ds = load_dataset(run.dataset, config, split=split)
     except Exception as e:  # noqa: BLE001 - missing/empty/corrupt data: one line, not a traceback
-        raise DataError(f"cannot load {run.dataset} [{config}/{split}]: {_first_line(e)}") from None
+        raise DataError(f"cannot load {run.dataset} [{config}/{split}]: {first_line(e, named=True)}") from None
     if "prompt" not in ds.column_names:
         raise DataError(f"{run.dataset} [{config}/{split}] has no `prompt` column: {ds.column_names}")
     if len(ds) == 0:
@@ -619,7 +614,7 @@ def load_tokenizer(run: RunConfig) -> Any:
     try:
         return AutoTokenizer.from_pretrained(run.model_name_or_path, revision=revision)
     except Exception as e:  # noqa: BLE001 - offline, missing, bad revision: one line
-        raise ModelError(f"cannot load the tokenizer of {run.model_name_or_path}: {_first_line(e)}") from None
+        raise ModelError(f"cannot load the tokenizer of {run.model_name_or_path}: {first_line(e, named=True)}") from None
 
 
 def stage_settings(spec: StageSpec) -> dict[str, Any]:
@@ -779,7 +774,7 @@ def _run_stage(spec: StageSpec, output_dir: Path) -> dict[str, Any]:
     try:
         args = GRPOConfig(**grpo)
     except ValueError as e:
-        raise ConfigError(f"{spec.source}: GRPOConfig rejects it: {_first_line(e)}") from None
+        raise ConfigError(f"{spec.source}: GRPOConfig rejects it: {first_line(e, named=True)}") from None
 
     train_ds, train_counts = load_prompts(run, run.train_split, tokenizer)
     callbacks = [reward_log_callback(output_dir / REWARD_LOG_FILE)]
@@ -1053,7 +1048,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps({"recipe": spec.source, "output_dir": str(out), "run": dataclasses.asdict(spec.run),
                                   "grpo": dry_run_config(spec, out)}, indent=2, default=str))
         except ValueError as e:
-            print(f"error: {spec.source}: GRPOConfig rejects it: {_first_line(e)}", file=sys.stderr)
+            print(f"error: {spec.source}: GRPOConfig rejects it: {first_line(e, named=True)}", file=sys.stderr)
             return EXIT_USAGE
         return EXIT_OK
     try:

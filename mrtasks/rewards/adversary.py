@@ -34,12 +34,12 @@ import math
 import random
 import re
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mrtasks.logs import INTERRUPTED
 from mrtasks.mathcheck.latex import depth_scan
 
 logger = logging.getLogger(__name__)
@@ -627,7 +627,7 @@ def _met(name: str, mean: float) -> str:
     return f"{op} {x:g} {'ok' if ok else 'FAILED'}"
 
 
-EXIT_OK, EXIT_USAGE, EXIT_OUTPUT, EXIT_INTERRUPTED = 0, 2, 4, 130
+EXIT_OK, EXIT_USAGE, EXIT_OUTPUT, EXIT_INTERRUPTED = 0, 2, 4, INTERRUPTED
 EXIT_CODES = {
     EXIT_OK: "the table was printed (and the files written)",
     EXIT_USAGE: "bad arguments, a dataset that is not a readable build, a malformed --attacks file or one "
@@ -640,11 +640,7 @@ COMMAND = "mrtasks.rewards.adversary"
 
 
 class AdversaryError(Exception):
-    """An everyday failure of the command line: one line and its exit code."""
-
-    def __init__(self, message: str, code: int = EXIT_USAGE):
-        super().__init__(message)
-        self.code = code
+    """An everyday failure of the command line (bad --task, --attacks or dataset): one line, exit 2."""
 
 
 def _is_figures(path: Path) -> bool:
@@ -713,17 +709,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--max-rows must be >= 0 (0: all), got {args.max_rows}")
     if args.rows < 1:
         parser.error(f"--rows must be >= 1, got {args.rows}")
+    from mrtasks.logs import run_command
     from mrtasks.output import OutputError
     from mrtasks.rewards.rows import DatasetError
 
-    try:
-        return _main(args)
-    except (AdversaryError, DatasetError, OutputError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return getattr(e, "code", EXIT_OUTPUT if isinstance(e, OutputError) else EXIT_USAGE)
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    return run_command(lambda: _main(args), {AdversaryError: EXIT_USAGE, DatasetError: EXIT_USAGE, OutputError: EXIT_OUTPUT})
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -33,13 +33,13 @@ import math
 import random
 import re
 import statistics
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from mrtasks.logs import INTERRUPTED, run_command
 from mrtasks.mathcheck import Verdict, judge_in_process, parse_answer
 from mrtasks.mathcheck.answer import constant_value
 from mrtasks.mathcheck.latex import depth_scan
@@ -995,7 +995,7 @@ def plot(results: Sequence[AuditResult], path: Path) -> bool:
     return True
 
 
-EXIT_OK, EXIT_USAGE, EXIT_MISSED, EXIT_OUTPUT, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
+EXIT_OK, EXIT_USAGE, EXIT_MISSED, EXIT_OUTPUT, EXIT_INTERRUPTED = 0, 2, 3, 4, INTERRUPTED
 EXIT_CODES = {
     EXIT_OK: "every policy met its target",
     EXIT_USAGE: "bad arguments or a dataset that is not a readable build (missing, no card, broken card YAML, "
@@ -1008,11 +1008,7 @@ EXIT_CODES = {
 
 
 class AuditError(Exception):
-    """An everyday failure of the command line: one line and its exit code."""
-
-    def __init__(self, message: str, code: int = EXIT_USAGE):
-        super().__init__(message)
-        self.code = code
+    """An everyday failure of the command line (bad --task, --split or dataset): one line, exit 2."""
 
 
 def _load_checked(dataset: Path, tasks: Sequence[str], splits: Sequence[str] | None) -> list[AuditResult]:
@@ -1050,20 +1046,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", action="append", help="audit only this split (repeatable; default: all)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        return _main(args)
-    except AuditError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return e.code
-    except DatasetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except OutputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_OUTPUT
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    return run_command(lambda: _main(args), {AuditError: EXIT_USAGE, DatasetError: EXIT_USAGE, OutputError: EXIT_OUTPUT})
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -1099,7 +1082,7 @@ def _main(args: argparse.Namespace) -> int:
                 )
                 plot(results, out / "audit.png")
             except OSError as e:
-                raise AuditError(f"--out {out}: cannot write: {e.strerror or e}", EXIT_OUTPUT) from None
+                raise OutputError(f"--out {out}: cannot write: {e.strerror or e}") from None
         print(f"wrote {out / 'audit.json'}" + (f" and {out / 'audit.png'}" if (out / "audit.png").exists() else ""))
     failed = [r for r in results if r.passed is False]
     return EXIT_MISSED if failed else EXIT_OK

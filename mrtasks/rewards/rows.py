@@ -9,9 +9,12 @@ never a traceback from inside a reward.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from mrtasks.logs import first_line
 
 
 class DatasetError(ValueError):
@@ -36,7 +39,7 @@ def build_configs(dataset: str | Path) -> dict[str, list[str]]:
         text = card.read_text(encoding="utf-8")
         header = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else None
     except (OSError, UnicodeDecodeError, IndexError, yaml.YAMLError) as e:
-        raise DatasetError(f"{card}: the card's YAML header is broken ({_first_line(e)})") from None
+        raise DatasetError(f"{card}: the card's YAML header is broken ({first_line(e)})") from None
     configs = header.get("configs") if isinstance(header, dict) else None
     if not isinstance(configs, list):
         raise DatasetError(f"{card}: the card's YAML header has no configs: list")
@@ -66,7 +69,7 @@ def load_config(dataset: str | Path, config: str) -> dict[str, list[dict[str, An
             try:
                 loaded = load_dataset(str(dataset), config, cache_dir=cache)
             except Exception as e:  # noqa: BLE001 - datasets raises many kinds for a broken folder: one line
-                raise DatasetError(f"cannot load the {config} config of {dataset}: {type(e).__name__}: {_first_line(e)}") from None
+                raise DatasetError(f"cannot load the {config} config of {dataset}: {first_line(e, named=True)}") from None
             return {split: part.to_list() for split, part in loaded.items()}
     finally:
         datasets_logging.set_verbosity(verbosity)
@@ -91,11 +94,9 @@ def load_rows(dataset: str | Path, task: str, splits: Sequence[str] | None = Non
 def row_problem(row: dict[str, Any], task: str) -> str | None:
     """Why `row` is not a row of `task` its reward can score (a missing, null or mistyped column, or
     another task's row), or None."""
-    from mrtasks.tasks import get_task
-
     if row.get("task") != task:
         return f"its task column says {row.get('task')!r}, not {task!r}"
-    for column, feature in get_task(task).features().items():
+    for column, feature in _features(task).items():
         if column not in row:
             return f"no {column!r} column"
         if row[column] is None:
@@ -103,6 +104,14 @@ def row_problem(row: dict[str, Any], task: str) -> str | None:
         if not _conforms(row[column], feature):
             return f"{column!r} is not {feature}"
     return None
+
+
+@functools.cache
+def _features(task: str) -> Any:
+    """A task's column features, built once (`row_problem` checks every row of a build against them)."""
+    from mrtasks.tasks import get_task
+
+    return get_task(task).features()
 
 
 def _conforms(value: Any, feature: Any) -> bool:
@@ -123,7 +132,3 @@ def _conforms(value: Any, feature: Any) -> bool:
         return isinstance(value, list) and all(v is not None and _conforms(v, inner) for v in value)
     return True
 
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0][:200] if text else type(e).__name__

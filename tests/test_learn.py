@@ -418,3 +418,19 @@ def test_a_bad_override_or_argument_is_refused_before_any_work(tmp_path, capsys)
             rc = learn_model_main(["--dataset", str(build), "--out", str(tmp_path / "ws"), *argv])
         assert (exit_.value.code if code == 2 else rc) == code and words in capsys.readouterr().err, argv
     assert not (tmp_path / "ws").exists() and (build / "notes.txt").read_text() == "mine\n"
+
+
+def test_learn_model_reads_every_config_before_it_writes(tmp_path, capsys):
+    """A build whose Parquet file is broken is exit 3 naming the config, and --out is never created."""
+    from training.learn_model import main as learn_model_main
+
+    build = tmp_path / "tasks"
+    done = subprocess.run([sys.executable, "-m", "mrtasks.build", "--source", "synthetic:arith:size=24,seed=3",
+                           "--out", str(build), "--no-progress"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    shard = sorted((build / "data" / "outcome").glob("train-*.parquet"))[0]
+    shard.write_bytes(b"not parquet")
+    assert learn_model_main(["--dataset", str(build), "--out", str(tmp_path / "ws")]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: --dataset ") and "outcome" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "ws").exists()

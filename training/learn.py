@@ -226,6 +226,12 @@ class Paths:
         return self.out / "eval" / name
 
 
+def eval_name(arm: str, seed: int) -> str:
+    """The evaluation folder of an arm (`grpo_baseline`, `mr_rlvr:<task>`) in a seed: `seed1-grpo_baseline`,
+    `seed1-mr_rlvr_<task>` (under `OUT/eval/`)."""
+    return f"seed{seed}-{arm if arm == BASELINE else arm.replace('mr_rlvr:', 'mr_rlvr_', 1)}"
+
+
 def arm_models(config: LearnConfig, paths: Paths) -> dict[str, dict[int, Path]]:
     """The final model of every arm and seed: `grpo_baseline`, `mr_rlvr:<task>` (Stage II after Stage
     I on the task; Stage I's own model in quick mode)."""
@@ -380,7 +386,7 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
             name = BASELINE if arm == BASELINE else f"mr_rlvr:{arm}"
             model = arm_models(config, paths)[name][seed]
             if config.evaluate:
-                label = f"seed{seed}-{BASELINE if arm == BASELINE else 'mr_rlvr_' + arm}"
+                label = eval_name(name, seed)
                 steps.append((f"eval-{label}", eval_argv(config, paths, model, label)))
             chains.append((f"seed{seed}-{arm}", steps))
     chains.sort(key=lambda c: -len(c[1]))

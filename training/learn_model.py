@@ -100,20 +100,21 @@ def sft_examples(dataset: str, stage1_share: float, seed: int) -> list[dict[str,
     return examples
 
 
-def training_texts(dataset: str) -> Iterable[str]:
-    """Every text of the build's `train` split the model will read or write."""
-    from datasets import get_dataset_config_names, load_dataset
-
+def training_texts(dataset: str) -> list[str]:
+    """Every text of the build's `train` split the model will read or write. A folder that is not a
+    readable build (no card, a config `datasets` cannot load) raises `DatasetError` with one line."""
+    from mrtasks.rewards.rows import build_configs, load_config
     from mrtasks.tasks import get_task, list_tasks
 
-    for config in get_dataset_config_names(dataset):
-        for row in load_dataset(dataset, config, split="train"):
-            for message in row.get("prompt") or []:
-                yield message["content"]
+    texts: list[str] = []
+    for config in build_configs(dataset):
+        for row in load_config(dataset, config).get("train", []):
+            texts += [message["content"] for message in row.get("prompt") or []]
             if row.get("solution"):
-                yield row["solution"]
+                texts.append(row["solution"])
             if config in list_tasks():
-                yield get_task(config).reference_answer(row)
+                texts.append(get_task(config).reference_answer(row))
+    return texts
 
 
 def build_model(out_dir: str | Path, texts: Iterable[str], config: ModelConfig = ModelConfig()) -> Path:
@@ -275,27 +276,27 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from mrtasks.logs import run_command
     from mrtasks.output import OutputError, OwnedFolder
-    from mrtasks.rewards.rows import DatasetError, build_configs
+    from mrtasks.rewards.rows import DatasetError
 
-    try:
-        build_configs(args.dataset)  # a build with its card, before anything is written
-    except DatasetError as e:
-        print(f"error: --dataset {e}", file=sys.stderr)
-        return 3
     folder = OwnedFolder(args.out, _owner())
 
     def body() -> int:
+        folder.check()  # refuse --out before reading anything
+        try:
+            texts = training_texts(args.dataset)  # every config read before --out is touched
+        except DatasetError as e:
+            raise DatasetError(f"--dataset {e}") from None
         with folder:  # refuses a build, a model or a folder of someone's files before any work
             model = ModelConfig(vocab_size=args.vocab_size, hidden_size=args.hidden_size, layers=args.layers,
                                 intermediate_size=4 * args.hidden_size, seed=args.seed)
-            out = build_model(args.out, training_texts(args.dataset), model)
+            out = build_model(args.out, texts, model)
             record = warm_start(out, args.dataset, WarmStartConfig(
                 epochs=args.epochs, learning_rate=args.learning_rate, batch_size=args.batch_size,
                 stage1_share=args.stage1_share, seed=args.seed, threads=args.threads))
         logger.info("warm start written to %s: %s", out, {k: v for k, v in record.items() if k != "losses"})
         return 0
 
-    return run_command(body, {OutputError: 4})
+    return run_command(body, {OutputError: 4, DatasetError: 3})
 
 
 if __name__ == "__main__":

@@ -205,7 +205,7 @@ def _minutes(seconds: float | None) -> str:
 
 def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[str, Any]:
     """Write the Markdown report and its PNGs beside it; return the checks' verdicts."""
-    from training.learn import BASELINE, CONTROL, HELDOUT_NAME, WARM_START, arm_models, passk_ks
+    from training.learn import BASELINE, CONTROL, HELDOUT_NAME, WARM_START, arm_models, eval_name, passk_ks
 
     report = Path(report)
     report.parent.mkdir(parents=True, exist_ok=True)
@@ -287,8 +287,7 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
         warm_summary = read_json(paths.eval_dir(WARM_START) / "summary.json")
         evals[WARM_START] = [eval_curve(warm_summary, HELDOUT_NAME)]
         for arm, by_seed in models.items():
-            name = "grpo_baseline" if arm == BASELINE else "mr_rlvr_" + arm.split(":", 1)[1]
-            evals[arm] = [eval_curve(read_json(paths.eval_dir(f"seed{s}-{name}") / "summary.json"), HELDOUT_NAME)
+            evals[arm] = [eval_curve(read_json(paths.eval_dir(eval_name(arm, s)) / "summary.json"), HELDOUT_NAME)
                           for s in by_seed]
     passk_rows = []
     for arm, curves_ in evals.items():
@@ -478,12 +477,9 @@ def _right_work(paths: Any, models: dict[str, Any], labels: dict[str, str]) -> t
     arithmetic slip in the work, and the share of right answers with a slip (table rows, and the means
     by model label)."""
     from mrtasks.curate.synthetic import arithmetic_slips
-    from training.learn import BASELINE, WARM_START
+    from training.learn import WARM_START, eval_name
 
-    folders = {WARM_START: [WARM_START]}
-    for arm, by_seed in models.items():
-        name = "grpo_baseline" if arm == BASELINE else "mr_rlvr_" + arm.split(":", 1)[1]
-        folders[arm] = [f"seed{s}-{name}" for s in by_seed]
+    folders = {WARM_START: [WARM_START], **{arm: [eval_name(arm, s) for s in by_seed] for arm, by_seed in models.items()}}
     rows: list[list[str]] = []
     means: dict[str, Any] = {}
     for arm, names in folders.items():

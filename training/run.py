@@ -193,10 +193,6 @@ def stage_folder(out: Path) -> OwnedFolder:
 # --- data ----------------------------------------------------------------------------------------
 
 
-def dataset_config_for(run: RunConfig) -> str:
-    return dataset_config_name(run)
-
-
 def reward_columns() -> tuple[str, ...]:
     """Columns the rewards may read (besides prompt/completions): `id`, `task` and every registered
     task's own columns (from the task registry); every other column is dropped."""
@@ -233,7 +229,7 @@ def load_prompts(run: RunConfig, split: str, tokenizer: Any) -> tuple[Any, dict[
     """Load one split, keep the prompt and reward columns, drop over-long prompts; return (dataset, counts)."""
     from datasets import load_dataset
 
-    config = dataset_config_for(run)
+    config = dataset_config_name(run)
     check_local_path(run.dataset, "dataset folder", DataError)
     try:
         ds = load_dataset(run.dataset, config, split=split)

@@ -173,8 +173,9 @@ class _FallbackCounter(logging.Handler):
 def _cold() -> None:
     """Empty the checker's caches so that every timed batch starts cold (comparable runs)."""
     from mrtasks.mathcheck import answer, normalize, verdict
+    from mrtasks.rewards import mask_fill
 
-    for fn in (verdict._quick, answer.parse_answer, normalize.normalize, normalize.final_text):
+    for fn in (verdict._quick, answer.parse_answer, normalize.normalize, normalize.final_text, mask_fill.canonical_tokens):
         fn.cache_clear()
 
 

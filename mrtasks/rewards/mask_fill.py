@@ -46,6 +46,7 @@ from mrtasks.mathcheck import (
     strip_wrappers,
     theorem_names_equal,
 )
+from mrtasks.mathcheck.cache import short_cache
 from mrtasks.mathcheck.normalize import normalize
 from mrtasks.rewards.parsing import extract_answer
 from mrtasks.rewards.registry import column, register, safe_reward
@@ -271,6 +272,13 @@ def bound_letters(formula: str) -> set[str]:
     return bound
 
 
+@short_cache(maxsize=100_000)
+def canonical_tokens(text: str) -> tuple[str, ...]:
+    """A fill's or mask's tokens as `near_miss` and the mirror rule compare them (once per text:
+    a reference recurs across its rollouts, and both rules read the same pair)."""
+    return tuple(_canonical(_tokens(text)))
+
+
 def near_miss(pred: str, ref: str) -> bool:
     """Another formula of the same shape: the same token sequence but for numbers, signs,
     operators, relations, functions or letters swapped (`a+b` for `a-b`, `\\tan` for `\\cot`,
@@ -296,12 +304,13 @@ def near_miss(pred: str, ref: str) -> bool:
         return False  # the same tokens, or the same chain read from the other end (`y \\leq x`, `x \\geq y`)
     if any(_near_tokens(a, b, ref) for a in variants):
         return True
-    if any(_one_side(_canonical(a), _canonical(b)) for a in variants):
+    canon = list(canonical_tokens(ref))
+    canons = [list(canonical_tokens(pred)), *(_canonical(a) for a in variants[1:])]
+    if any(_one_side(c, canon) for c in canons):
         return True
     if _bound_renaming(variants[0], b, ref):
         return False
-    canon = _canonical(b)
-    return any(_small_edit(_canonical(a), canon) for a in variants)
+    return any(_small_edit(c, canon) for c in canons)
 
 
 def _one_side(a: list[str], b: list[str]) -> bool:
@@ -378,7 +387,7 @@ def position_score(verdict: bool | None, pred: str, ref: str, partial_credit: st
     if verdict is False or in_grammar(ref):
         return 0.0
     short = len(pred) <= MAX_NEAR_MISS_CHARS and len(ref) <= MAX_NEAR_MISS_CHARS
-    if short and _mirror_image(_canonical(_tokens(pred)), _canonical(_tokens(ref))):
+    if short and _mirror_image(list(canonical_tokens(pred)), list(canonical_tokens(ref))):
         return 1.0
     if near_miss(pred, ref):
         return 0.0

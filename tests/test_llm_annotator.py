@@ -612,9 +612,11 @@ def test_the_first_drop_of_each_reason_is_logged_with_its_detail(server, caplog)
 def _bench_cli(argv: list[str], capsys) -> tuple[int, str]:
     from mrtasks.curate.llm_bench import main as bench_main
 
-    with pytest.raises(SystemExit) as exc:
-        bench_main(argv)
-    return exc.value.code, capsys.readouterr().err
+    try:
+        code = bench_main(argv)
+    except SystemExit as e:  # argparse's usage errors
+        code = e.code
+    return code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize("latency", ["inf", "nan", "1e400", "-1"])
@@ -655,7 +657,7 @@ def test_bench_json_never_overwrites_a_build_or_a_file_it_did_not_write(tmp_path
     ours = tmp_path / "bench.json"
     from mrtasks.curate.llm_bench import main as bench_main
 
-    bench_main([*small, "--json", str(ours)])
+    assert bench_main([*small, "--json", str(ours)]) == 0
     first = json.loads(ours.read_text())
     assert [r["cached_rerun"] for r in first] == [False, True]
     ours.write_text(json.dumps(first[:1]))

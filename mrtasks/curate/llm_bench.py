@@ -23,6 +23,7 @@ from pathlib import Path
 from mrtasks.curate.base import Drop
 from mrtasks.curate.llm import LLMAnnotator, LLMConfig
 from mrtasks.curate.testing import FakeOpenAIServer
+from mrtasks.logs import run_command
 from mrtasks.output import OutputError, check_output_file, write_output_file
 from mrtasks.trajectory import Trajectory
 
@@ -121,7 +122,7 @@ def is_bench_json(path: Path) -> bool:
             and all(isinstance(r, dict) and CORE_KEYS <= set(r) <= ROW_KEYS for r in data))
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mrtasks.curate.llm_bench",
         description="Call rate of the llm annotator at several concurrencies, against a local server "
@@ -143,26 +144,19 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--concurrency values must be >= 1, got {args.concurrency}")
     if not math.isfinite(args.latency) or args.latency < 0:
         parser.error(f"--latency must be a finite number of seconds >= 0, got {args.latency}")
-    try:
+    logging.basicConfig(level=logging.WARNING)
+
+    def body() -> int:
         if args.json:
             check_output_file("--json", args.json, "mrtasks.curate.llm_bench", is_bench_json)
-    except OutputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(4) from None
-    logging.basicConfig(level=logging.WARNING)
-    try:
         rows = bench(args.latency, args.concurrency, args.trajectories)
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
-    print(format_table(rows, args.latency, args.trajectories))
-    if args.json:
-        try:
+        print(format_table(rows, args.latency, args.trajectories))
+        if args.json:
             write_output_file("--json", args.json, json.dumps([asdict(r) for r in rows], indent=2) + "\n")
-        except OutputError as e:
-            print(f"error: {e}", file=sys.stderr)
-            raise SystemExit(4) from None
+        return 0
+
+    return run_command(body, {OutputError: 4})
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

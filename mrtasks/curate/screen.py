@@ -25,6 +25,7 @@ from typing import Any
 
 from mrtasks.curate.heuristic.context import role
 from mrtasks.curate.quality import mask_spans
+from mrtasks.logs import first_line, run_command
 from mrtasks.output import OutputError, check_output_file, write_output_file
 from mrtasks.rewards import rows
 from mrtasks.tasks.masked_then_fill import MASKED_THEN_FILL
@@ -32,6 +33,12 @@ from mrtasks.tasks.masked_then_fill import MASKED_THEN_FILL
 logger = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_USAGE, EXIT_OUTPUT = 0, 2, 4
+
+
+class ScreenInputError(Exception):
+    """The --ids file or the build's rows cannot be read (exit 2)."""
+
+
 _CUE = re.compile(
     r"(?i)\b(?:let|denote|denoting|define|defining|where|case|if|when|suppose|assume|consider|set|call|write|put|take|"
     r"choose|for|with|fix|pick|given\s+by|namely|say)\b[^.]{0,50}$"
@@ -103,33 +110,27 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.out / "build_stats.json").is_file():
         print(f"error: {args.out} is not a build folder (no build_stats.json)", file=sys.stderr)
         return EXIT_USAGE
-    if args.save_ids:
-        try:
+    def body() -> int:
+        if args.save_ids:
             check_output_file("--save-ids", args.save_ids, "mrtasks.curate.screen", _is_ids)
-        except OutputError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return EXIT_OUTPUT
-    try:
-        ids = json.loads(args.ids.read_text()) if args.ids else None
-        if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
-            raise ValueError("not a JSON list of ids")
-        rows = load_rows(args.out)
-    except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    sample = sample_rows(rows, args.rows, args.seed, ids)
-    if ids is not None and len(sample) < len(ids):
-        logger.info("%d of %d ids are no longer rows of %s", len(ids) - len(sample), len(ids), args.out)
-    if args.save_ids:
         try:
+            ids = json.loads(args.ids.read_text()) if args.ids else None
+            if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+                raise ValueError("not a JSON list of ids")
+            rows = load_rows(args.out)
+        except (OSError, ValueError) as e:
+            raise ScreenInputError(first_line(e)) from e
+        sample = sample_rows(rows, args.rows, args.seed, ids)
+        if ids is not None and len(sample) < len(ids):
+            logger.info("%d of %d ids are no longer rows of %s", len(ids) - len(sample), len(ids), args.out)
+        if args.save_ids:
             write_output_file("--save-ids", args.save_ids, json.dumps([r["id"] for r in sample]) + "\n")
-        except OutputError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return EXIT_OUTPUT
-    for line in screen_lines(sample, args.context, args.cues):
-        print(line)
-    logger.info("%d rows, %d masks (of %d rows in the build)", len(sample), sum(len(r["masks"]) for r in sample), len(rows))
-    return EXIT_OK
+        for line in screen_lines(sample, args.context, args.cues):
+            print(line)
+        logger.info("%d rows, %d masks (of %d rows in the build)", len(sample), sum(len(r["masks"]) for r in sample), len(rows))
+        return EXIT_OK
+
+    return run_command(body, {OutputError: EXIT_OUTPUT, ScreenInputError: EXIT_USAGE})
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import subprocess
 import sys
@@ -122,7 +123,8 @@ def test_the_report_tells_right_answers_with_clean_work_from_lucky_ones(tmp_path
 
     paths = Paths(tmp_path)
     clean, slipped, wrong = "$2 + 3 = 5$, so $\\boxed{5}$", "$2 + 3 = 6$ and $6 - 1 = 5$, so $\\boxed{5}$", "$\\boxed{4}$"
-    for name, completions in ((WARM_START, [(clean, True), (slipped, True), (wrong, False), (wrong, False)]),
+    at_once = "<think>\n</think>\n\\boxed{4}"  # an answer without work
+    for name, completions in ((WARM_START, [(clean, True), (slipped, True), (wrong, False), (at_once, False)]),
                               ("seed1-grpo_baseline", [(slipped, True), (slipped, True), (clean, True), (wrong, False)])):
         folder = paths.eval_dir(name)
         folder.mkdir(parents=True)
@@ -130,9 +132,11 @@ def test_the_report_tells_right_answers_with_clean_work_from_lucky_ones(tmp_path
                                                       for c, ok in completions))
     labels = {WARM_START: "warm start (SFT)", BASELINE: "GRPO baseline"}
     rows, means = _right_work(paths, {BASELINE: [1]}, labels)
-    assert means["warm start (SFT)"] == {"right": 0.5, "right_no_slip": 0.25, "slip_share_of_right": 0.5}
+    assert means["warm start (SFT)"] == {"right": 0.5, "right_no_slip": 0.25, "slip_share_of_right": 0.5,
+                                         "direct": 0.25, "direct_right": 0.0, "work_right": 2 / 3}
     assert means["GRPO baseline"]["right_no_slip"] == 0.25 and means["GRPO baseline"]["slip_share_of_right"] == 2 / 3
-    assert rows[0] == ["warm start (SFT)", "50.0", "25.0", "50.0"]
+    assert means["GRPO baseline"]["direct"] == 0 and math.isnan(means["GRPO baseline"]["direct_right"])
+    assert rows[0] == ["warm start (SFT)", "50.0", "25.0", "50.0", "25.0", "0.0", "66.7"]
     assert _right_work(Paths(tmp_path / "none"), {BASELINE: [1]}, labels) == ([], {})  # no samples: no table
 
 
@@ -378,6 +382,10 @@ def test_a_folder_written_before_a_setting_existed_is_the_same_experiment():
     older = {k: v for k, v in default.items() if k != "control_steps"}
     assert same_experiment(older, default)
     assert not same_experiment(older, {**default, "control_steps": default["control_steps"] + 1})
+    # a folder from before the warm start's answers-without-work pass ran without it: not today's default
+    before_direct = {k: v for k, v in default.items() if k != "sft_direct_share"}
+    assert not same_experiment(before_direct, default)
+    assert same_experiment(before_direct, {**default, "sft_direct_share": 0.0})
 
 
 def test_the_report_says_whether_the_control_scores_as_the_warm_start(tmp_path):
@@ -413,6 +421,7 @@ def test_a_bad_override_or_argument_is_refused_before_any_work(tmp_path, capsys)
     (build / "notes.txt").write_text("mine\n")
     for argv, code, words in ((["--batch-size", "0"], 2, "--batch-size"), (["--epochs", "-1"], 2, "--epochs"),
                               (["--stage1-share", "5"], 2, "--stage1-share"), (["--hidden-size", "12"], 2, "--hidden-size"),
+                              (["--direct-share", "1"], 2, "--direct-share"), (["--direct-epochs", "0"], 2, "--direct-epochs"),
                               ([], 3, "is not a build")):
         with pytest.raises(SystemExit) if code == 2 else contextlib.nullcontext() as exit_:
             rc = learn_model_main(["--dataset", str(build), "--out", str(tmp_path / "ws"), *argv])
@@ -434,3 +443,32 @@ def test_learn_model_reads_every_config_before_it_writes(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --dataset ") and "outcome" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "ws").exists()
+
+
+def test_the_warm_starts_second_pass_adds_answers_without_work(tmp_path):
+    """`direct_share` of the outcome examples answer at once, each a training row's reference answer;
+    every worked example and Stage I example is the same as without them."""
+    from datasets import load_dataset
+
+    from training.learn_model import outcome_completion, sft_examples
+
+    build = tmp_path / "tasks"
+    done = subprocess.run([sys.executable, "-m", "mrtasks.build", "--source", "synthetic:arith:size=40,seed=4",
+                           "--out", str(build), "--no-progress"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    worked = sft_examples(str(build), 0.2, seed=0)
+    mixed = sft_examples(str(build), 0.2, seed=0, direct_share=0.6)
+    direct = [e for e in mixed if e["task"] == "outcome:direct"]
+    outcome = [e for e in worked if e["task"] == "outcome"]
+    assert len(direct) == round(len(outcome) * 0.6 / 0.4)
+    assert round(len(direct) / (len(direct) + len(outcome)), 2) == 0.6
+
+    def key(e):
+        return json.dumps([e["prompt"], e["completion"]])
+
+    assert sorted(map(key, worked)) == sorted(key(e) for e in mixed if e["task"] != "outcome:direct")
+    answers = {r["prompt"][-1]["content"]: r["answer"] for r in load_dataset(str(build), "outcome", split="train")}
+    for e in direct:
+        text = e["completion"][0]["content"]
+        assert text == outcome_completion("", answers[e["prompt"][-1]["content"]])
+        assert text.startswith("<think>\n</think>\n\\boxed{")

@@ -18,6 +18,9 @@ The warm start (`warm_start`) fine-tunes on the same training problems: each `ou
 prompt followed by its worked solution in the outcome prompt's format (`<think>` solution
 `</think>` then the boxed answer), and a share of the Stage I rows' prompts followed by their
 reference answers, so the model writes every task's format; RL then has to make it right.
+An optional second, short pass (`direct_share`) adds answers without work to the same data, so
+that the warm start, like a chat model with a no-think mode, often answers at once (see
+`WarmStartConfig.direct_share`).
 """
 
 from __future__ import annotations
@@ -62,6 +65,16 @@ class WarmStartConfig:
     batch_size: int = 16
     stage1_share: float = 0.25
     """Share of each Stage I task's training rows added to the SFT set (the format, not mastery)."""
+    direct_share: float = 0.0
+    """Above 0, a second SFT pass on the same data plus answers without work (an empty `<think></think>`,
+    then the boxed answer), this share of the outcome examples, each a training row's (below 1). The warm
+    start then often answers at once, as a chat model in its no-think mode does, and RL gets a choice
+    across problems that the outcome reward can teach in a few steps: to work first. Probed on the build's
+    validation split (96 problems x 8 samples, GRPO baseline seed 1, 30 steps at lr 1e-4): one mixed pass
+    of 8 epochs raised the training reward by 0.13 (work right in 37% at T=1.0 against 23% without);
+    8 worked epochs and then this pass (1 epoch, lr 2e-4) by 0.19, to 0.50 at T=1.0 on validation."""
+    direct_epochs: float = 1.0
+    direct_learning_rate: float = 2e-4
     max_length: int = 512
     seed: int = 0
     threads: int = 2
@@ -69,13 +82,21 @@ class WarmStartConfig:
 
 
 def outcome_completion(solution: str, answer: str) -> str:
-    """The outcome prompt's format: the worked solution inside `<think>`, then the boxed result."""
-    return f"<think>\n{solution}\n</think>\n\\boxed{{{answer}}}"
+    """The outcome prompt's format: the worked solution inside `<think>`, then the boxed result (an
+    empty `solution`: the answer without work)."""
+    return f"<think>\n{solution}\n</think>\n\\boxed{{{answer}}}" if solution else f"<think>\n</think>\n\\boxed{{{answer}}}"
 
 
-def sft_examples(dataset: str, stage1_share: float, seed: int) -> list[dict[str, Any]]:
+def without_work(completion: str) -> bool:
+    """Whether an outcome completion answers at once: nothing but space inside its `<think>` block."""
+    head, closed, _ = completion.partition("</think>")
+    return bool(closed) and not head.strip().removeprefix("<think>").strip()
+
+
+def sft_examples(dataset: str, stage1_share: float, seed: int, direct_share: float = 0.0) -> list[dict[str, Any]]:
     """(prompt, completion) pairs from the build's `train` split: every outcome row with its worked
-    solution, and `stage1_share` of each Stage I task's rows with their reference answers."""
+    solution, `stage1_share` of each Stage I task's rows with their reference answers, and answers
+    without work (task `outcome:direct`) making up `direct_share` of the outcome examples."""
     from datasets import load_dataset
 
     from mrtasks.tasks import get_task, list_tasks
@@ -96,6 +117,12 @@ def sft_examples(dataset: str, stage1_share: float, seed: int) -> list[dict[str,
                 text = outcome_completion(solutions[row["id"]], row["answer"])
             examples.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": text}],
                              "task": name})
+        if spec.stage == 2 and direct_share > 0:
+            order = rng.sample(rows, len(rows))
+            for k in range(round(len(rows) * direct_share / (1 - direct_share))):
+                row = order[k % len(order)]
+                examples.append({"prompt": row["prompt"], "task": name + ":direct",
+                                 "completion": [{"role": "assistant", "content": outcome_completion("", row["answer"])}]})
     rng.shuffle(examples)
     return examples
 
@@ -168,30 +195,24 @@ def build_model(out_dir: str | Path, texts: Iterable[str], config: ModelConfig =
     return out
 
 
-def warm_start(model_dir: str | Path, dataset: str, config: WarmStartConfig = WarmStartConfig()) -> dict[str, Any]:
-    """SFT the model in `model_dir` in place (TRL SFTTrainer, loss on completions); return a record."""
+def _sft(model: Any, tokenizer: Any, examples: list[dict[str, Any]], epochs: float, learning_rate: float,
+         config: WarmStartConfig) -> dict[str, Any]:
+    """One SFTTrainer pass over `examples` (loss on completions); a record of it."""
     import tempfile
 
     import datasets
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    torch.set_num_threads(config.threads)
-    datasets.disable_progress_bars()
-    examples = sft_examples(dataset, config.stage1_share, config.seed)
     counts: dict[str, int] = {}
     for e in examples:
         counts[e["task"]] = counts.get(e["task"], 0) + 1
     train = datasets.Dataset.from_list([{k: e[k] for k in ("prompt", "completion")} for e in examples])
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="sft-") as tmp:
         args = SFTConfig(
             output_dir=tmp,
-            num_train_epochs=config.epochs,
-            learning_rate=config.learning_rate,
+            num_train_epochs=epochs,
+            learning_rate=learning_rate,
             lr_scheduler_type="cosine",
             warmup_steps=20,
             per_device_train_batch_size=config.batch_size,
@@ -208,18 +229,36 @@ def warm_start(model_dir: str | Path, dataset: str, config: WarmStartConfig = Wa
         trainer = SFTTrainer(model=model, args=args, train_dataset=train, processing_class=tokenizer)
         result = trainer.train()
         losses = [r["loss"] for r in trainer.state.log_history if "loss" in r]
-    model.save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
-    record = {
+    return {
         "examples": counts,
         "steps": result.global_step,
         "train_runtime_s": round(time.time() - start, 1),
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,
         "losses": losses,
-        "config": asdict(config),
-        "parameters": sum(p.numel() for p in model.parameters()),
     }
+
+
+def warm_start(model_dir: str | Path, dataset: str, config: WarmStartConfig = WarmStartConfig()) -> dict[str, Any]:
+    """SFT the model in `model_dir` in place: the worked pass, then the answers-without-work pass when
+    `config.direct_share` is above 0; return a record (the first pass's at the top, the second's under
+    `direct_pass`)."""
+    import datasets
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(config.threads)
+    datasets.disable_progress_bars()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    record = _sft(model, tokenizer, sft_examples(dataset, config.stage1_share, config.seed),
+                  config.epochs, config.learning_rate, config)
+    if config.direct_share > 0:
+        examples = sft_examples(dataset, config.stage1_share, config.seed, config.direct_share)
+        record["direct_pass"] = _sft(model, tokenizer, examples, config.direct_epochs, config.direct_learning_rate, config)
+    model.save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    record |= {"config": asdict(config), "parameters": sum(p.numel() for p in model.parameters())}
     (Path(model_dir) / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
 
@@ -259,6 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=w.batch_size)
     p.add_argument("--stage1-share", type=float, default=w.stage1_share,
                    help="share of each Stage I task's training rows in the SFT set")
+    p.add_argument("--direct-share", type=float, default=w.direct_share,
+                   help="above 0: a second SFT pass with answers without work as this share of the outcome examples "
+                        "(below 1)")
+    p.add_argument("--direct-epochs", type=float, default=w.direct_epochs, help="epochs of that second pass")
+    p.add_argument("--direct-learning-rate", type=float, default=w.direct_learning_rate,
+                   help="learning rate of that second pass")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=w.threads, help="torch threads")
     args = p.parse_args(argv)
@@ -269,10 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--hidden-size must be a multiple of {step} ({m.heads} heads of an even size) up to 4096, got {args.hidden_size}")
     if not 1 <= args.layers <= 64:
         p.error(f"--layers must be 1 to 64, got {args.layers}")
-    if not (0 < args.epochs < math.inf and 0 < args.learning_rate < math.inf):
-        p.error("--epochs and --learning-rate must be finite numbers > 0")
-    if args.batch_size < 1 or args.threads < 1 or not 0 <= args.stage1_share <= 1:
-        p.error("--batch-size and --threads must be >= 1 and --stage1-share in [0, 1]")
+    if not all(0 < v < math.inf for v in (args.epochs, args.learning_rate, args.direct_epochs, args.direct_learning_rate)):
+        p.error("--epochs, --learning-rate, --direct-epochs and --direct-learning-rate must be finite numbers > 0")
+    if args.batch_size < 1 or args.threads < 1 or not 0 <= args.stage1_share <= 1 or not 0 <= args.direct_share < 1:
+        p.error("--batch-size and --threads must be >= 1, --stage1-share in [0, 1] and --direct-share in [0, 1)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from mrtasks.logs import run_command
     from mrtasks.output import OutputError, OwnedFolder
@@ -292,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
             out = build_model(args.out, texts, model)
             record = warm_start(out, args.dataset, WarmStartConfig(
                 epochs=args.epochs, learning_rate=args.learning_rate, batch_size=args.batch_size,
-                stage1_share=args.stage1_share, seed=args.seed, threads=args.threads))
+                stage1_share=args.stage1_share, direct_share=args.direct_share, direct_epochs=args.direct_epochs,
+                direct_learning_rate=args.direct_learning_rate, seed=args.seed, threads=args.threads))
         logger.info("warm start written to %s: %s", out, {k: v for k, v in record.items() if k != "losses"})
         return 0
 

@@ -390,7 +390,11 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
                   f"a whole number one token), {params / 1e6:.2f}M parameters, the Qwen2.5 chat template" if params else "n/a"],
         ["warm start", f"TRL SFTTrainer, {config.sft_epochs:g} epochs, lr {config.sft_learning_rate:g}, "
                        f"{warm.get('steps', '?')} steps on {_counts(warm.get('examples', {}))}; loss "
-                       f"{_num(warm.get('loss_first'))} → {_num(warm.get('loss_last'))}"],
+                       f"{_num(warm.get('loss_first'))} → {_num(warm.get('loss_last'))}"
+                       + (f"; then answers without work added, {config.sft_direct_epochs:g} epoch(s) at lr "
+                          f"{config.sft_direct_learning_rate:g}, {direct.get('steps', '?')} steps on "
+                          f"{_counts(direct.get('examples', {}))}; loss {_num(direct.get('loss_first'))} → "
+                          f"{_num(direct.get('loss_last'))}" if (direct := warm.get("direct_pass")) else "")],
         ["GRPO", f"`training/recipes/learn/`: {recipe.get('rollout_batch_prompts')} prompts × "
                  f"{recipe.get('num_generations')} rollouts per step, lr {recipe.get('learning_rate'):g}, "
                  f"Stage I {config.stage1_steps} steps, "
@@ -439,8 +443,11 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
                       "The outcome reward pays a right final answer however it was reached. Of the evaluation's samples",
                       "(all n per problem), the share with the right answer, the share with the right answer and no false",
                       "one-operation fact in the work (`5 - 4 = 6`; `mrtasks.curate.synthetic.arithmetic_slips`), and the",
-                      "share of right answers whose work holds such a slip; mean ± std over seeds, in %:", ""]
-            lines += _table(["model", "right answer (Pass@1)", "right answer, no slip", "right answers with a slip"], work)
+                      "share of right answers whose work holds such a slip; then the share of samples that answer",
+                      "without work (an empty `<think></think>`) and the accuracy of those and of the worked ones;",
+                      "mean ± std over seeds, in %:", ""]
+            lines += _table(["model", "right answer (Pass@1)", "right answer, no slip", "right answers with a slip",
+                             "answers without work", "right, without work", "right, with work"], work)
     lines += ["", "## Time", ""]
     time_rows = [["whole run" + (f" ({len(runs)} invocations, resumed)" if len(runs) > 1 else ""), _minutes(whole)],
                  ["data (build, held-out file)", _minutes(data_s)],
@@ -474,28 +481,36 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
 
 def _right_work(paths: Any, models: dict[str, Any], labels: dict[str, str]) -> tuple[list[list[str]], dict[str, Any]]:
     """Per model: the share of evaluation samples with the right answer, with the right answer and no
-    arithmetic slip in the work, and the share of right answers with a slip (table rows, and the means
-    by model label)."""
+    arithmetic slip in the work, the share of right answers with a slip, the share of samples that
+    answer without work, and the accuracy of those and of the worked ones (table rows, and the means by
+    model label)."""
     from mrtasks.curate.synthetic import arithmetic_slips
     from training.learn import WARM_START, eval_name
+    from training.learn_model import without_work
 
     folders = {WARM_START: [WARM_START], **{arm: [eval_name(arm, s) for s in by_seed] for arm, by_seed in models.items()}}
     rows: list[list[str]] = []
     means: dict[str, Any] = {}
     for arm, names in folders.items():
-        right, clean, slipped = [], [], []
+        shares: dict[str, list[float]] = {k: [] for k in
+                                          ("right", "right_no_slip", "slip_share_of_right", "direct", "direct_right", "work_right")}
         for name in names:
             samples = read_jsonl(paths.eval_dir(name) / "samples.jsonl")
             if not samples:
                 return [], {}  # no samples kept: no such table
             ok = [s for s in samples if s.get("correct")]
             bad = sum(1 for s in ok if arithmetic_slips(s.get("completion", "")))
-            right.append(len(ok) / len(samples))
-            clean.append((len(ok) - bad) / len(samples))
-            slipped.append(bad / len(ok) if ok else float("nan"))
-        rows.append([labels[arm], fmt_spread(right), fmt_spread(clean), fmt_spread(slipped)])
-        means[labels[arm]] = {"right": spread(right)[0], "right_no_slip": spread(clean)[0],
-                              "slip_share_of_right": spread(slipped)[0]}
+            direct = [s for s in samples if without_work(s.get("completion", ""))]
+            worked = len(samples) - len(direct)
+            direct_ok = sum(1 for s in direct if s.get("correct"))
+            shares["right"].append(len(ok) / len(samples))
+            shares["right_no_slip"].append((len(ok) - bad) / len(samples))
+            shares["slip_share_of_right"].append(bad / len(ok) if ok else float("nan"))
+            shares["direct"].append(len(direct) / len(samples))
+            shares["direct_right"].append(direct_ok / len(direct) if direct else float("nan"))
+            shares["work_right"].append((len(ok) - direct_ok) / worked if worked else float("nan"))
+        rows.append([labels[arm], *(fmt_spread(v) for v in shares.values())])
+        means[labels[arm]] = {k: spread(v)[0] for k, v in shares.items()}
     return rows, means
 
 
@@ -637,6 +652,21 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
                  "which is one reason the outcome reward teaches so little across problems here; it is also the "
                  "weakness of outcome-only rewards that the paper's process-level Stage I tasks are meant to address.",
                  ""]
+    if start and start.get("direct", 0) > 0.05:
+        after = {k: v for k, v in work.items() if k != "warm start (SFT)"}
+        text += [f"What RL learned here: the warm start answers without work in {100 * start['direct']:.0f}% of its "
+                 f"held-out samples (right in {100 * start['direct_right']:.0f}% of those, in "
+                 f"{100 * start['work_right']:.0f}% of its worked ones), because its second SFT pass taught it to "
+                 "(`sft_direct_share`, as a chat model's no-think mode)"
+                 + ("; after RL the share without work is "
+                    + ", ".join(f"{100 * v['direct']:.0f}% ({k})" for k, v in after.items())
+                    + " and the accuracy of worked samples "
+                    + ", ".join(f"{100 * v['work_right']:.0f}%" for v in after.values()) if after else "")
+                 + ". So the Stage II gain in this testbed is mostly the model learning to work before it answers, a "
+                 "choice made alike on every problem that the outcome reward can teach in tens of steps; it is not "
+                 "better arithmetic. That is what makes the testbed able to catch a reward or a training path that "
+                 "does not teach (the curve must rise), and what it cannot measure is the finer, per-problem learning "
+                 "the paper's Stage I is about.", ""]
     if gains:
         best = max(gains.values())
         caveat = ("With this few seeds and held-out problems a difference of a few points is within the seed-to-seed "

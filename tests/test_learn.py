@@ -285,6 +285,31 @@ def test_learn_cli_help_and_a_changed_setting_is_refused(tmp_path):
     assert main(["--report-only", "--out", str(tmp_path / "empty")]) == EXIT_USAGE
 
 
+def test_a_folder_run_with_other_recipes_is_refused(tmp_path, monkeypatch, capsys):
+    """The recipes are recorded with the settings: after an edit, `make learn` does not resume (its
+    finished stages would be reported under the new recipe's values)."""
+    import shutil
+
+    import training.config
+    from training.learn import EXIT_USAGE, main, mode_config, recipes_digest
+
+    out = tmp_path / "run"
+    out.mkdir()
+    quick = json.loads(json.dumps(mode_config("quick").to_dict()))
+    (out / "learn_config.json").write_text(json.dumps({**quick, "recipes": "0" * 64}))
+    assert main(["--quick", "--out", str(out)]) == EXIT_USAGE
+    assert "recipes" in capsys.readouterr().err
+
+    today = recipes_digest()
+    recipes = tmp_path / "recipes"
+    shutil.copytree(RECIPES_DIR, recipes)
+    monkeypatch.setattr(training.config, "RECIPES_DIR", recipes)
+    assert recipes_digest() == today
+    base = recipes / "qwen2.5-3b" / "base.yaml"  # the paper's recipe, which the learn recipes extend
+    base.write_text(base.read_text().replace("epsilon: 0.2", "epsilon: 0.3"))
+    assert recipes_digest() != today
+
+
 def test_full_mode_extends_a_default_run_and_nothing_else():
     from training.learn import mode_config, same_experiment
 

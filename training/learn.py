@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import logging
 import os
@@ -104,7 +105,7 @@ class LearnConfig:
     is to work first. Chosen on the build's validation split (96 problems x 8 samples, baseline seed 1),
     never the held-out file: from 8 worked epochs alone (T=1.0 accuracy 0.57) 30 GRPO steps at lr 5e-5 had
     raised the training reward by under 0.03; after this pass (0.24) 30 at lr 1e-4 by 0.19, to 0.50 on
-    validation at T=1.0."""
+    validation at T=1.0 (see the learn recipes for the learning rate)."""
     sft_direct_epochs: float = 1.0
     sft_direct_learning_rate: float = 2e-4
     fixed_batch_prompts: int = 8
@@ -446,6 +447,15 @@ def same_experiment(recorded: dict[str, Any], current: dict[str, Any]) -> bool:
     return common(recorded) == common(current)
 
 
+def recipes_digest() -> str:
+    """sha256 of the `learn` recipes as `training.run` reads them (each merged over what it extends):
+    recorded with the settings, so that an edited recipe is never reported over runs of the old one."""
+    from training.config import RECIPES_DIR, load_recipe_file
+
+    recipes = {p.name: load_recipe_file(p) for p in sorted((RECIPES_DIR / RECIPE).glob("*.yaml"))}
+    return hashlib.sha256(json.dumps(recipes, sort_keys=True, default=str).encode()).hexdigest()
+
+
 RECORDED_BEFORE = {"sft_direct_share": 0.0}
 """What a folder written before a setting existed ran with, where that is not the setting's default."""
 
@@ -510,17 +520,22 @@ def main(argv: list[str] | None = None) -> int:
     stamp = out / "learn_config.json"
     if args.fresh and out.exists() and not args.report_only:
         shutil.rmtree(out)
+    recipes = recipes_digest()
     if stamp.is_file():
         previous = json.loads(stamp.read_text())
         if not same_experiment(previous, json.loads(json.dumps(config.to_dict()))):
             print(f"error: {out} holds a run with other settings ({stamp}); use --fresh or another --out",
                   file=sys.stderr)
             return EXIT_USAGE
+        if previous.get("recipes", recipes) != recipes:  # a folder from before the digest was recorded passes
+            print(f"error: {out} holds runs of other `training/recipes/{RECIPE}/` recipes than today's; use --fresh "
+                  "or another --out", file=sys.stderr)
+            return EXIT_USAGE
     elif args.report_only:
         print(f"error: {out} holds no testbed run", file=sys.stderr)
         return EXIT_USAGE
     out.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(json.dumps(config.to_dict(), indent=2) + "\n")
+    stamp.write_text(json.dumps({**config.to_dict(), "recipes": recipes}, indent=2) + "\n")
 
     jobs = min(args.jobs, args.cores)
     runner = Runner(root=root, logs=out / "logs", threads=max(1, args.cores // jobs))

@@ -50,7 +50,7 @@ gpu-smoke: $(VENV)/.full
 
 # The CPU learning testbed (report: docs/learning.md): a synthetic build, a warm-started tiny Qwen decoder, the
 # GRPO baseline and MR-RLVR (masked_then_fill) over 3 seeds through training.run, Pass@k through
-# eval.run: 24 min from a fresh start on a quiet 2-core machine. FULL=1 (in the same folder) adds
+# eval.run: 25 min from a fresh start on a quiet 2-core machine. FULL=1 (in the same folder) adds
 # step_reordering and error_correction as Stage I arms and writes docs/learning-full.md.
 learn: $(VENV)/.full
 	$(PY) -m training.learn $(if $(FULL),--full)

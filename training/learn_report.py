@@ -514,6 +514,12 @@ def _right_work(paths: Any, models: dict[str, Any], labels: dict[str, str]) -> t
     return rows, means
 
 
+def _range(shares: Sequence[float]) -> str:
+    """`27%` or `25-31%`: the span of some shares, in whole percent."""
+    lo, hi = (f"{100 * v:.0f}" for v in (min(shares), max(shares)))
+    return f"{lo}%" if lo == hi else f"{lo}-{hi}%"
+
+
 def _load(values: Any) -> str:
     return ", ".join(f"{v:.1f}" for v in values) if values else "n/a"
 
@@ -644,14 +650,11 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
         after = [v["slip_share_of_right"] for k, v in work.items() if k != "warm start (SFT)"]
         text += [f"What the outcome reward pays for: {100 * start['slip_share_of_right']:.0f}% of the warm start's right "
                  "answers on the held-out problems come from work with a false arithmetic fact in it (a slip before "
-                 "the answer, or in a check after it), and only "
+                 "the answer, or in a check after it), and "
                  f"{100 * start['right_no_slip']:.1f}% of its samples are right with clean work"
-                 + (f"; after RL the slip share of right answers is {100 * min(after):.0f}-{100 * max(after):.0f}%"
-                    if after else "")
-                 + ". At this scale a reward of 1 often reinforces a lucky completion as much as a careful one, "
-                 "which is one reason the outcome reward teaches so little across problems here; it is also the "
-                 "weakness of outcome-only rewards that the paper's process-level Stage I tasks are meant to address.",
-                 ""]
+                 + (f"; after RL the slip share of right answers is {_range(after)}" if after else "")
+                 + ". A reward of 1 reinforces a lucky completion as much as a careful one; that is the weakness of "
+                 "outcome-only rewards that the paper's process-level Stage I tasks are meant to address.", ""]
     if start and start.get("direct", 0) > 0.05:
         after = {k: v for k, v in work.items() if k != "warm start (SFT)"}
         text += [f"What RL learned here: the warm start answers without work in {100 * start['direct']:.0f}% of its "
@@ -660,8 +663,8 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
                  "(`sft_direct_share`, as a chat model's no-think mode)"
                  + ("; after RL the share without work is "
                     + ", ".join(f"{100 * v['direct']:.0f}% ({k})" for k, v in after.items())
-                    + " and the accuracy of worked samples "
-                    + ", ".join(f"{100 * v['work_right']:.0f}%" for v in after.values()) if after else "")
+                    + f", and worked samples are right in {_range([v['work_right'] for v in after.values()])}"
+                    if after else "")
                  + ". So the Stage II gain in this testbed is mostly the model learning to work before it answers, a "
                  "choice made alike on every problem that the outcome reward can teach in tens of steps; it is not "
                  "better arithmetic. That is what makes the testbed able to catch a reward or a training path that "

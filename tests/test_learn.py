@@ -331,10 +331,11 @@ def test_quick_run_goes_through_the_real_commands_and_its_stage1_reward_has_a_si
     The issue asks that the Stage I reward rise by 0.15 from the first fifth of its steps to the last.
     At this scale it does not (measured: the default mode's 30 Stage I steps of 8 prompts from a
     2.7M-parameter warm start stay near 0.6, rises +0.015 to +0.079 over 3 seeds, though only 2% of
-    groups are all-equal: docs/learning.md; its Stage II and baseline rise by 0.25-0.29). So this test asserts what holds: the run completes through the real
-    commands, the curve is logged and judged as measured, the policy moves, and the reward that
-    training.run hands TRL gives the build's own reference answers full credit and a wrong fill less
-    (a reward scoring 0.0 on every row, the `process` fault, fails here)."""
+    groups are all-equal: docs/learning.md; its Stage II and baseline rise by 0.25-0.29). So this test
+    asserts what holds: the run completes through the real commands, the curve is logged and judged as
+    measured, the policy moves, and the reward that training.run hands TRL gives the build's own
+    reference answers full credit and a wrong fill less (a reward scoring 0.0 on every row, the
+    `process` fault, fails here)."""
     out = tmp_path / "learn"
     done = subprocess.run([sys.executable, "-m", "training.learn", "--quick", "--out", str(out)], cwd=REPO_ROOT,
                           capture_output=True, text=True)

@@ -432,6 +432,10 @@ def run_experiment(config: LearnConfig, paths: Paths, runner: Runner, jobs: int)
     return record
 
 
+RECORDED_BEFORE = {"sft_direct_share": 0.0}
+"""What a folder written before a setting existed ran with, where that is not the setting's default."""
+
+
 def same_experiment(recorded: dict[str, Any], current: dict[str, Any]) -> bool:
     """Whether a folder's recorded settings are this run's but for the mode and the set of Stage I
     arms: each arm's stages and evaluation are jobs of their own, so `--full` extends a default run
@@ -455,10 +459,6 @@ def recipes_digest() -> str:
 
     recipes = {p.name: load_recipe_file(p) for p in sorted((RECIPES_DIR / RECIPE).glob("*.yaml"))}
     return hashlib.sha256(json.dumps(recipes, sort_keys=True, default=str).encode()).hexdigest()
-
-
-RECORDED_BEFORE = {"sft_direct_share": 0.0}
-"""What a folder written before a setting existed ran with, where that is not the setting's default."""
 
 
 # --- CLI -----------------------------------------------------------------------------------------

@@ -84,13 +84,18 @@ class WarmStartConfig:
 def outcome_completion(solution: str, answer: str) -> str:
     """The outcome prompt's format: the worked solution inside `<think>`, then the boxed result (an
     empty `solution`: the answer without work)."""
-    return f"<think>\n{solution}\n</think>\n\\boxed{{{answer}}}" if solution else f"<think>\n</think>\n\\boxed{{{answer}}}"
+    from mrtasks.rewards.parsing import THINK_CLOSE, THINK_OPEN
+
+    work = f"{solution}\n" if solution else ""
+    return f"{THINK_OPEN}\n{work}{THINK_CLOSE}\n\\boxed{{{answer}}}"
 
 
 def without_work(completion: str) -> bool:
     """Whether an outcome completion answers at once: nothing but space inside its `<think>` block."""
-    head, closed, _ = completion.partition("</think>")
-    return bool(closed) and not head.strip().removeprefix("<think>").strip()
+    from mrtasks.rewards.parsing import THINK_CLOSE, THINK_OPEN
+
+    head, closed, _ = completion.partition(THINK_CLOSE)
+    return bool(closed) and not head.strip().removeprefix(THINK_OPEN).strip()
 
 
 def sft_examples(dataset: str, stage1_share: float, seed: int, direct_share: float = 0.0) -> list[dict[str, Any]]:

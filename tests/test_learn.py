@@ -498,3 +498,21 @@ def test_the_warm_starts_second_pass_adds_answers_without_work(tmp_path):
         text = e["completion"][0]["content"]
         assert text == outcome_completion("", answers[e["prompt"][-1]["content"]])
         assert text.startswith("<think>\n</think>\n\\boxed{")
+
+
+def test_the_report_says_what_rl_learned_from_the_answers_with_and_without_work():
+    """Work first, or better work: the paragraph follows the measured accuracy of worked samples."""
+    from training.learn import mode_config
+    from training.learn_report import _honest
+
+    start = {"right": 0.33, "right_no_slip": 0.28, "slip_share_of_right": 0.15, "direct": 0.68,
+             "direct_right": 0.18, "work_right": 0.63}
+
+    def paragraph(work_right_after):
+        after = {**start, "direct": 0.0, "direct_right": float("nan"), "work_right": work_right_after}
+        verdict = {"rise": True, "right_work": {"warm start (SFT)": start, "GRPO baseline": after}}
+        return next(t for t in _honest(mode_config("default"), verdict, {}) if t.startswith("What RL learned"))
+
+    assert "68% of its held-out samples" in paragraph(0.67) and "it is not better arithmetic" in paragraph(0.67)
+    assert "worked samples are right in 67%" in paragraph(0.67)
+    assert "partly better work" in paragraph(0.85) and "not better arithmetic" not in paragraph(0.85)

@@ -516,6 +516,7 @@ def _right_work(paths: Any, models: dict[str, Any], labels: dict[str, str]) -> t
 
 def _range(shares: Sequence[float]) -> str:
     """`27%` or `25-31%`: the span of some shares, in whole percent."""
+    shares = [v for v in shares if not math.isnan(v)] or [float("nan")]
     lo, hi = (f"{100 * v:.0f}" for v in (min(shares), max(shares)))
     return f"{lo}%" if lo == hi else f"{lo}-{hi}%"
 
@@ -665,9 +666,13 @@ def _honest(config: Any, verdict: dict[str, Any], evals: dict[str, Any]) -> list
                     + ", ".join(f"{100 * v['direct']:.0f}% ({k})" for k, v in after.items())
                     + f", and worked samples are right in {_range([v['work_right'] for v in after.values()])}"
                     if after else "")
-                 + ". So the Stage II gain in this testbed is mostly the model learning to work before it answers, a "
-                 "choice made alike on every problem that the outcome reward can teach in tens of steps; it is not "
-                 "better arithmetic. That is what makes the testbed able to catch a reward or a training path that "
+                 + ". So the Stage II gain in this testbed is "
+                 + ("mostly the model learning to work before it answers, a choice made alike on every problem that "
+                    "the outcome reward can teach in tens of steps; it is not better arithmetic"
+                    if all(v["work_right"] - start["work_right"] < 0.1 for v in after.values()) else
+                    "partly the model learning to work before it answers, a choice made alike on every problem, and "
+                    "partly better work (worked samples right more often than before)")
+                 + ". That is what makes the testbed able to catch a reward or a training path that "
                  "does not teach (the curve must rise), and what it cannot measure is the finer, per-problem learning "
                  "the paper's Stage I is about.", ""]
     if gains:

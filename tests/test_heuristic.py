@@ -715,3 +715,33 @@ def test_a_lemma_statement_is_not_cut_and_a_latex_line_break_ends_its_line():
     assert split_steps(sol) == [
         "Let $L$ be the least integer with $L \\ge n$.\n\\\\", "Consider a set $A$ of vertices.", "Its image is $f(A)$.",
     ]
+
+
+def test_round_five_bookkeeping_loose_ranges_asides_opening_for_let_names_and_generic_elements():
+    got = _kinds(
+        r"Pick a vertex $v$ for each $j \notin \mathcal{T}$, and a colour for $r \in\{1,2, \ldots, m-1\}$. "
+        r"Only pairs with $c \leq \sqrt{50}$ matter, and the bound holds for some $p>\frac{2}{\varepsilon}$. "
+        r"Count the triples with $u \leq 4, v \leq 3, w \leq 2$, which gives $5 \cdot 4 \cdot 3=60$. "
+        r"Join the points $(t, t+2)$, where $1 \leqslant t \leqslant m^{2}-2$, and $(t, t+1)$, where $m \nmid t$. "
+        r"If (writing bars for the norm) $|y|>2$, then $|y^2|>4$. If instead $\angle C=\varphi$, then $\angle D=2 \varphi$. "
+        r"For $y^{2}-q y+r=0$, the discriminant is $q^{2}-4 r$. "
+        r"For $e \leqslant 3 m-2$ the claim is clear. Let $M=R+7$. Then $M^2=(R+7)^2$. Let $L=y+5$. Let $K \leq S_{4}$ hold the even "
+        r"permutations. Suppose Anna names the set $A=\left\{a_{1}, a_{2}, \ldots, a_{r}\right\}$ and Boris the set "
+        r"$\left\{c_{1}, \ldots, c_{r}\right\}$. Call a run a string of indices $i_{1}<i_{2}<\ldots<i_{s}$. "
+        r"From $(**), g\left(m^{m}\right)=(m+2)^{2}<10^{4}$ we are done. The numbers $2+k q_{j}, k \in \mathbb{Z}$ "
+        r"cover every residue, and so do the pairs $(s, t), s \in A, t \in B$, since $q_j \geq 2$.",
+        problem=r"Let $R$ be an integer, $y$ a real number and $L$ a line; compute $(y+5)!$.",
+    )
+    for bookkeeping in ("L=y+5", r"j \notin \mathcal{T}", r"r \in\{1,2, \ldots, m-1\}", r"c \leq \sqrt{50}", r"p>\frac{2}{\varepsilon}",
+                        r"u \leq 4, v \leq 3, w \leq 2", r"1 \leqslant t \leqslant m^{2}-2", r"m \nmid t", "|y|>2",
+                        r"\angle C=\varphi", r"y^{2}-q y+r=0", r"e \leqslant 3 m-2", "M=R+7", r"K \leq S_{4}",
+                        r"A=\left\{a_{1}, a_{2}, \ldots, a_{r}\right\}", r"\left\{c_{1}, \ldots, c_{r}\right\}",
+                        r"i_{1}<i_{2}<\ldots<i_{s}", r"(**), g\left(m^{m}\right)=(m+2)^{2}<10^{4}",
+                        r"2+k q_{j}, k \in \mathbb{Z}", r"(s, t), s \in A, t \in B"):  # fmt: skip
+        assert got[bookkeeping] is not None, bookkeeping
+    for result in (r"5 \cdot 4 \cdot 3=60", "|y^2|>4", r"\angle D=2 \varphi", r"q^{2}-4 r", "M^2=(R+7)^2", r"q_j \geq 2"):
+        assert got[result] is None, result
+    # a name the solution already uses, or a long value, stays maskable after `let`: `Let $v=c_1 v_1+\dots$` is a step
+    got = _kinds(r"Take $w$ in the span. Let $w=b_1 u_1+b_2 u_2+\cdots+b_k u_k$. Let $Q=\frac{(a+b)^{2}+(a-b)^{2}}{2 a b}$.")
+    assert got[r"w=b_1 u_1+b_2 u_2+\cdots+b_k u_k"] is None
+    assert got[r"Q=\frac{(a+b)^{2}+(a-b)^{2}}{2 a b}"] == "definition"  # new name: the older rule's definition

@@ -5,13 +5,17 @@ Policy, by family (the words are those of the formula's own clause, before it):
 - bookkeeping, never maskable (`BOOKKEEPING`):
   - `case_label`: the formula is a case heading (`Case 2: $\\deg Q = 2$.`, `**Case $n=1$:**`);
   - `case_hypothesis`: the formula opens a case (`If $r \\equiv 2 \\pmod 5$, then ...`, `When
-    $x<0$, ...`, `In the case $k=0$ ...`, `The base case $n=1$`, `- when $N=7$, ...`, `With $T=3, K=5$, ...`);
+    $x<0$, ...`, `In the case $k=0$ ...`, `The base case $n=1$`, `- when $N=7$, ...`, `With $T=3, K=5$, ...`,
+    `If instead $x=1$`, `If (writing bars for the norm) $|y|>2$`, a sentence opened by `For $d \\le 3$ the claim ...`);
   - `definition`: notation is set up (`Let $p = x+y+z$`, `where $U = F^c$`, `Denote $d=\\gcd(a,b)$`):
     one side of the relation is a single symbol the text has not used before (`H_i` after a bare
     `H`, `N'` after `N`), or symbols are declared (`Let $a, b \\in G$`, `Choose $x \\in H$`, `Let $J / K
-    \\subseteq R / K$`), or an ordering convention names them (`assume $d_1>d_2>\\cdots>d_l$`);
+    \\subseteq R / K$`), or an ordering convention names them (`assume $d_1>d_2>\\cdots>d_l$`), or a name the
+    solution has not written is given a short value right after `let` (`Let $N=T+10$`), or generic elements are
+    named (`S=\\{s_1, \\ldots, s_k\\}`, `a sequence $a_1<a_2<\\ldots<a_t$`);
   - `quantifier_range`: a short range after a quantifier (`for all $n \\ge N_2$`, `for some $k \\ge 1$`,
-    `trivial for $n=1$`, `with $0 \\le j \\le i \\le m-2$`, `such that $x<y<b$`, `a general $n \\ge 7$`);
+    `trivial for $n=1$`, `with $0 \\le j \\le i \\le m-2$`, `such that $x<y<b$`, `a general $n \\ge 7$`, `for
+    $j \\notin \\mathcal{J}$`, `for some $n>\\frac{1}{\\delta}$`), or a condition after `where` (`where $m \\nmid t$`);
   - `table_cell`: the formula is a cell of a Markdown table (a verification table);
 - ranking evidence (`ranking`): `derived` (after "so", "hence", "we get", "which gives", "it
   follows that", ...: a result the text establishes), `claim` (the statement of a claim or lemma,
@@ -90,6 +94,21 @@ _RANGE = re.compile(
 _BOUND_SPLIT = re.compile(_BOUND_REL)
 
 
+_LOOSE_RANGE = re.compile(
+    rf"{_SYMBOLS.pattern}(?:\\(?:in|notin)(?![A-Za-z])\s*(?:{_FONT}\s*\{{[A-Za-z]\}}|[A-Z]|\\\{{[^{{}}]{{1,40}}\\\}})"
+    rf"|{_BOUND_REL}\s*[^=<>,$]{{1,24}}?\s*)"
+)
+"""A symbol bounded by a short expression or placed in a named set: `n>\\frac{1}{\\delta}`, `b \\leq \\sqrt{120}`,
+`i \\notin \\mathcal{J}`, `k \\in\\{0,1, \\ldots, n-1\\}`."""
+
+
+def _ranges(text: str) -> bool:
+    """Ranges only, one or several: `x \\leq 5, y \\leq 2, z \\leq 1`, `k \\notin \\mathcal{J}`."""
+    if len(re.sub(r"\s|\\[,;!]|\\left|\\right", "", text)) > 40:
+        return False
+    return all(_LOOSE_RANGE.fullmatch(item) or _index_chain(item) for item in split_top_level(text, ","))
+
+
 def _index_chain(text: str) -> bool:
     """A two-sided range of an index: `0 \\leq j \\leq i \\leq m-2`, `1 \\leqslant k \\leqslant \\lfloor N/2 \\rfloor`,
     `5.5<x \\leq \\sqrt{55}`: short bounds around at least one bare symbol, nothing else."""
@@ -137,6 +156,23 @@ _QUANTIFIER = re.compile(
 # follows that`, `which gives`, `\\Rightarrow`); `that` counts after a verb of inference.
 _BARE_FOR = re.compile(r"\bfor(?:\s+(?:odd|even))?(?:\s+M\s*,?\s*(?:and|or))*\s*$", re.IGNORECASE)
 """`trivial for $n=1$`, `For $x \\ge 3$, ...`, `for $n=0$ or $n=1$`, `for odd $k=2l+1$`."""
+_FOR_OR_WITH = re.compile(r"\b(?:for(?:\s+(?:all|every|each|any|some))?|with|whenever)\s*$", re.IGNORECASE)
+_WHERE = re.compile(r"\bwhere(?:\s+M\s*,?(?:\s+and)?)*\s*$|\bwhere\b[^.;]{0,40}\band\s*$", re.IGNORECASE)
+"""`the pairs $(i, i+n)$, where $1 \\leqslant i \\leqslant n^{2}-n$`, `where $b \\leq a$, and $p \\nmid n$`: a condition on
+what was just written."""
+_IF_ASIDE = re.compile(
+    r"(?:^|[,;:]|\b(?:and|but|now))\s*(?:if|when)\s+(?:\([^()]{0,60}\)|instead|now|however|moreover|further)\s*,?\s*$",
+    re.IGNORECASE,
+)
+"""`If (with bars denoting absolute value) $|x|<1$`, `If instead $\\mathrm{m} \\angle B=\\theta$`: a case opened with an aside."""
+_FOR_OPENS = re.compile(r"^\W*(?:(?:now|first|next|finally|then|also|similarly|and|but)\s*,?\s+)*for\s*$", re.IGNORECASE)
+"""A sentence opened by `For $x^{2}+p x+q=0$, its roots ...`, `For $d \\leqslant 2 n-1$ the result is trivial`: a case."""
+_LET = re.compile(r"(?:^|\W)(?:let|letting|define)\s*$", re.IGNORECASE)
+_DECLARED_IN = re.compile(r"\\(?:le|leq|leqslant|subseteq|subset|lhd|trianglelefteq|unlhd)(?![A-Za-z])")
+_GENERIC_SET = re.compile(
+    rf"\s*(?:{_ONE_SYMBOL}\s*=\s*)?(?:\\left)?\\\{{\s*{_ONE_SYMBOL}\s*,(?:\s*(?:{_ONE_SYMBOL}|\\[lc]?dots)\s*,?)+(?:\\right)?\\\}}\s*"
+)
+"""A set of generic elements, named or not: `S=\\left\\{s_{1}, s_{2}, \\ldots, s_{k}\\right\\}`, `\\{b_1, \\ldots, b_k\\}`."""
 _ENUMERATION = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?\d+(?:\s*,\s*-?\d+){{2,}}\s*")
 """A symbol given a list of values: `n=3,4,5,6,7` (the cases tried, after `for` or `check`)."""
 _ENUM_BEFORE = re.compile(r"(?:\bfor|\b(?:check|checking|test|testing|try|trying)(?:\s+that)?)\s*$", re.IGNORECASE)
@@ -402,6 +438,8 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
         return "quantifier_range"
     if formula.count(",") >= 2 and _ENUMERATION.fullmatch(formula) and _ENUM_BEFORE.search(tail[-24:]):
         return "quantifier_range"  # `given for $n=3,4,5,6,7$`, `check that $x=0,1,2,3$ fail`: the cases tried
+    if (extra := _more_bookkeeping(solution, start, known, clause, tail, formula)) is not None:
+        return extra
     if _derived(tail):
         return "derived"
     if _CLAIM_WORD.search(clause.lower()) and _CLAIM.search(clause):
@@ -412,6 +450,43 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
             return "definition"  # `assume $d_1>d_2>\\cdots>d_l$`: an ordering convention names the symbols
         return "case_hypothesis" if _CASE_VALUE.fullmatch(formula) else "assumed"
     return None
+
+
+def _more_bookkeeping(solution: str, start: int, known: str, clause: str, tail: str, formula: str) -> str | None:
+    """Bookkeeping read from looser cues: ranges after for/with/where, a case opened with an aside or by a
+    sentence's `For`, a name first set up right after `let` with a short value, a set or chain of generic
+    elements. None: none of these."""
+    if len(formula) <= 60 and _ranges(formula) and _FOR_OR_WITH.search(tail[-24:]):
+        return "quantifier_range"  # `for some $n>\\frac{1}{\\delta}$`, `with $x \\leq 5, y \\leq 2, z \\leq 1$`
+    if "where" in tail[-60:].lower() and _WHERE.search(tail[-60:]) and len(formula) <= 60 and (
+        _ranges(formula) or _RANGE.fullmatch(formula) or (_one_relation(formula) and not _A_RELATION.search(formula))
+    ):
+        return "quantifier_range"
+    if _one_relation(formula) and (_IF_ASIDE.search(tail) or _FOR_OPENS.match(clause.strip())):
+        return "case_hypothesis"
+    if _LET.search(tail[-12:]) and _let_names(solution, start, formula, known):
+        return "definition"  # `Let $N=T+10$`, `let $H \\leq D_{2 n}$ consist of the rotations`
+    if _GENERIC_SET.fullmatch(formula) or (
+        "dots" in formula and _CHAIN.fullmatch(formula) and _DEFINITION_WORD.search(tail.lower())
+    ):
+        return "definition"  # `the set $S=\\{s_1, \\ldots, s_k\\}$`, `a sequence of checkpoints $a_1<\\ldots<a_t$`
+    return None
+
+
+def _let_names(solution: str, start: int, formula: str, known: str) -> bool:
+    """A name given to an expression of the problem (`N=T+10` for the problem's `(T+10)!`), a name neither the
+    problem nor the solution has written given a short value (`M=R+7`), or a new symbol declared inside a named
+    object (`H \\leq D_{2n}`). A substitution into a symbol of the problem (`u=2w+1`) is a step, not notation."""
+    seen = (_math_text(known), _math_text(solution, start))
+    parts = _RELATION_SPLIT.split(formula, maxsplit=1)
+    if len(parts) == 2 and _is_name(parts[0]):
+        value = re.sub(r"\s|\\[,;!]", "", parts[1])
+        if len(value) >= 3 and value in re.sub(r"\s|\\[,;!]|\$", "", known):
+            return True
+        name = _squash_name(parts[0].strip())
+        return len(value.replace("{", "").replace("}", "")) <= 14 and not any(_used(name, _squash_name(m)) for m in seen)
+    parts = _DECLARED_IN.split(formula, maxsplit=1)
+    return len(parts) == 2 and bool(_SYMBOLS.fullmatch(parts[0])) and not any(_used(parts[0].strip(), m) for m in seen)
 
 
 _CASE_VALUE = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?(?:\\pm\s*)?(?:\d+|[A-Za-z](?:\s*[A-Za-z]){{0,2}})\s*")

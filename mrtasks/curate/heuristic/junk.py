@@ -13,8 +13,8 @@ Policy: junk is never maskable and does not count towards `--min-formulas`. By f
 - bookkeeping: a table (an `array` or `tabular` that is the whole formula, not a matrix in
   `\\left( \\right)`; one with ruled columns `{c|c}`; any `\\hline`), an index range
   (`k=1,\\dots,m`, `s = 0, 1, \\ldots, n`, `1 \\le i \\le n`, `n \\equiv 0, 1, \\ldots, 6 \\pmod 7`, a family with
-  its range `\\Delta_j, j=1, \\ldots, n`), a reference label (`(i')`, `(*)`, `(2)`), a case label opening the
-  formula (`b=3: \\quad a^3 - 9a^2 + 28 = 0`);
+  its range `\\Delta_j, j=1, \\ldots, n`, `1+m s_i, m \\in \\mathbb{Z}`), a reference label (`(i')`, `(*)`, `(2)`, or one
+  glued to a formula: `(*), d(n)<9`), a case label opening the formula (`b=3: \\quad a^3 - 9a^2 + 28 = 0`);
 - a row cut from its start: a leading binary operator (`\\cdot [K : F]`, `\\mapsto f(x)`).
 
 Bookkeeping that only its context shows (case labels and hypotheses, notation definitions,
@@ -82,7 +82,7 @@ _INDEX_RANGE = re.compile(
     rf"^(?:(?:\\?[A-Za-z]+(?:_\{{?[\w,]+\}}?)?\s*,\s*)?{_INDEX}\s*(?:=|\\equiv(?![A-Za-z]))\s*[^=<>()\[\]\\]*?,\s*{_DOTS}\s*,?[^=<>]*"
     rf"|\(?\s*[01]\s*\)?\s*{_LE}\s*{_INDEX}\s*{_LE}\s*[A-Za-z](?:_\{{?\w+\}}?)?(?:\s*[-+]\s*1)?)$"
 )
-_SYM_IDX = r"\\?[A-Za-z]+_\{?[\w+\-]+\}?"
+_SYM_IDX = r"\\?[A-Za-z]+_(?:\{(?:[\w+\-]|\\[A-Za-z]+)(?:[\w+\- ]|\\[A-Za-z]+)*\}|[\w+\-]+)"
 _INDEX_LIST = re.compile(
     rf"^(?:\\left)?\(?\s*{_SYM_IDX}\s*,\s*(?:{_SYM_IDX}\s*,\s*)*(?:{_DOTS}\s*,\s*)?{_SYM_IDX}\s*(?:\\right)?\)?$"
 )
@@ -91,6 +91,12 @@ _NUMBER_RUN = re.compile(rf"^(?:-?\d+\s*,\s*){{1,3}}{_DOTS}\s*,\s*(?:\d+|(?:\\[A
 """Labels counted off: `1,2, \\ldots, \\ell`, `1, 2, \\dots, n-1` (which boxes or rows), not a formula."""
 _TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*(?:,\s*\w+)?\s*$")
 """A condition with its index range: `b_i \\leq a_i, i=1,2,\\ldots,k`, `0 \\leq k \\leq n, n=1,2, \\ldots`."""
+_PARAMETER = re.compile(
+    r"\s*[A-Za-z](?:_\{?\w+\}?)?\s*\\in\s*(?:\\math(?:bb|cal)\s*\{?[A-Z]\}?(?:_\{?[+\w]+\}?|\^\{?[+*\w]+\}?)*|[A-Z])\s*"
+)
+"""A parameter's range after a family: `m \\in \\mathbb{Z}`, `x \\in E`."""
+_LABEL_PREFIX = re.compile(r"^\((?:\*{1,3}|\d{1,2}|[ivx]{1,4})\)\s*,")
+"""`(*), d(n^n)=(n+1)^3`: a reference label glued to the formula it cites (garbled)."""
 _HEADLESS_FRACTION = re.compile(r"^\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*\{")
 """`{(m+n)!}{m!\\,n!}`: a fraction whose `\\frac` the source lost (garbled)."""
 _GARBLED_MARKUP = re.compile(r"\^\s*\{\s*\\wedge\s*\}|^\\\$.*\\\$$", re.DOTALL)
@@ -149,6 +155,17 @@ def significant(text: str) -> str:
     return _SPACING.sub("", text).replace("{", "").replace("}", "").rstrip(".,")
 
 
+def _family(text: str) -> bool:
+    """An expression without a relation, then its parameters' ranges: `1+m s_{i}, m \\in \\mathbb{Z}`,
+    `(x, y), x \\in E, y \\in Y` (which objects, not a formula)."""
+    items = split_top_level(text, ",")
+    family = items[0]  # one expression, not symbols declared together (`a, b \\in G`)
+    return (
+        len(items) >= 2 and not _HAS_RELATION.search(family) and not _SUBJECT.match(family)
+        and all(_PARAMETER.fullmatch(i) for i in items[1:])
+    )
+
+
 def junk_reason(text: str) -> str | None:
     """Why a formula candidate is not worth masking (a key of JUNK_REASONS), or None when it is.
 
@@ -191,13 +208,13 @@ def junk_reason(text: str) -> str | None:
         return "garbled_markup"
     if (
         _INDEX_RANGE.match(stripped) or _INDEX_LIST.match(stripped) or _TRAILING_RANGE.search(stripped)
-        or ("," in stripped and _NUMBER_RUN.match(stripped))
+        or ("," in stripped and (_NUMBER_RUN.match(stripped) or _family(stripped)))
     ):
         return "index_range"
     if _CASE_PREFIX.match(stripped):
         return "case_prefix"
     if _trailing_subject(stripped):
         return "trailing_subject"
-    if stripped.startswith(("(", "\\left(")) and _LABEL.match(stripped):
+    if stripped.startswith(("(", "\\left(")) and (_LABEL.match(stripped) or _LABEL_PREFIX.match(stripped)):
         return "label"
     return None

@@ -745,3 +745,30 @@ def test_round_five_bookkeeping_loose_ranges_asides_opening_for_let_names_and_ge
     got = _kinds(r"Take $w$ in the span. Let $w=b_1 u_1+b_2 u_2+\cdots+b_k u_k$. Let $Q=\frac{(a+b)^{2}+(a-b)^{2}}{2 a b}$.")
     assert got[r"w=b_1 u_1+b_2 u_2+\cdots+b_k u_k"] is None
     assert got[r"Q=\frac{(a+b)^{2}+(a-b)^{2}}{2 a b}"] == "definition"  # new name: the older rule's definition
+
+
+def test_round_five_cases_after_displays_wlog_first_values_let_be_coordinates_and_cut_rows():
+    got = _kinds(
+        r"We have \[t^2 = 2.\]If $t = -\sqrt{2}$, then $t<0$. The base case, $m=1$, is clear. In the case when $P=Q$ and "
+        r"$R=S$, take $T=P$. Every integer $y>p q-p-q$ is a sum, as it is for $z \in \lbrace 0, 1, 2, 3\rbrace$. Suppose, without "
+        r"loss of generality, that $P Q<P R$. We try values starting with $k=2$: then $2^k=4$. Likewise, for "
+        r"$7 q = 14, 21, 28 \Longrightarrow q = 2, 3, 4$, we check each. Let $\overrightarrow{P R}$ be the vector along "
+        r"the axis. Let the weights be sorted $w_1 \le w_2 \le w_3$. Let $\mathbf{u} = \begin{pmatrix} s \\ t \end{pmatrix}$. "
+        r"The terms from $y_3 \ldots y_9$ vanish, like $b_{1}^{\prime}, b_{2}^{\prime}, \ldots, b_{m}^{\prime}$.",
+        problem=r"Find $\mathbf{u}$ and $t$.",
+    )
+    for bookkeeping in (r"t = -\sqrt{2}", "m=1", "R=S", r"y>p q-p-q", r"z \in \lbrace 0, 1, 2, 3\rbrace", "P Q<P R", "k=2",
+                        r"7 q = 14, 21, 28 \Longrightarrow q = 2, 3, 4", r"\overrightarrow{P R}", r"w_1 \le w_2 \le w_3",
+                        r"\mathbf{u} = \begin{pmatrix} s \\ t \end{pmatrix}", r"y_3 \ldots y_9",
+                        r"b_{1}^{\prime}, b_{2}^{\prime}, \ldots, b_{m}^{\prime}"):  # fmt: skip
+        assert got[bookkeeping] is not None, bookkeeping
+    for result in ("t^2 = 2", "t<0", "2^k=4"):
+        assert got[result] is None, result
+    assert junk_reason(r"+ 2 p q + q^{2}") == "leading_operator" and junk_reason(r"-p+q=0") is None
+    # a value after `when` can be the result, and a formula after `so` is derived, WLOG or not
+    got = _kinds(
+        r"So $4c^2-9$ is a square only when $c = 7$. Equality occurs when $u = 1$. By symmetry, $\angle A = \angle B$. "
+        r"Without loss of generality assume $a = 2$, so $P = (2, 1)$."
+    )
+    for result in ("c = 7", "u = 1", r"\angle A = \angle B", "P = (2, 1)"):
+        assert got[result] is None, result

@@ -1,18 +1,21 @@
 """What a formula does where it stands, read from the words around it (`role`).
 
-Policy, by family (the words are those of the formula's own clause, before it):
+Policy, by family (the words are those of the formula's own clause, before it; a clause starts after a
+sentence end, a blank line or a display):
 
 - bookkeeping, never maskable (`BOOKKEEPING`):
   - `case_label`: the formula is a case heading (`Case 2: $\\deg Q = 2$.`, `**Case $n=1$:**`);
   - `case_hypothesis`: the formula opens a case (`If $r \\equiv 2 \\pmod 5$, then ...`, `When
     $x<0$, ...`, `In the case $k=0$ ...`, `The base case $n=1$`, `- when $N=7$, ...`, `With $T=3, K=5$, ...`,
-    `If instead $x=1$`, `If (writing bars for the norm) $|y|>2$`, a sentence opened by `For $d \\le 3$ the claim ...`);
+    `If instead $x=1$`, `If (writing bars for the norm) $|y|>2$`, a sentence opened by `For $d \\le 3$ the claim ...`,
+    `Suppose, without loss of generality, that $AB<AC$`, `starting with $n=1$`, `The base case, $n=1$, ...`);
   - `definition`: notation is set up (`Let $p = x+y+z$`, `where $U = F^c$`, `Denote $d=\\gcd(a,b)$`):
     one side of the relation is a single symbol the text has not used before (`H_i` after a bare
     `H`, `N'` after `N`), or symbols are declared (`Let $a, b \\in G$`, `Choose $x \\in H$`, `Let $J / K
     \\subseteq R / K$`), or an ordering convention names them (`assume $d_1>d_2>\\cdots>d_l$`), or a name the
-    solution has not written is given a short value right after `let` (`Let $N=T+10$`), or generic elements are
-    named (`S=\\{s_1, \\ldots, s_k\\}`, `a sequence $a_1<a_2<\\ldots<a_t$`);
+    solution has not written is given a short value right after `let` (`Let $N=T+10$`), or coordinates are named
+    (`Let $\\mathbf{v}=(x, y)$`), or a name is set up by `Let $p(e)$ be ...`, or generic elements are named
+    (`S=\\{s_1, \\ldots, s_k\\}`, `a sequence $a_1<a_2<\\ldots<a_t$`, `Let the roots be ordered $z_1 \\le z_2 \\le z_3$`);
   - `quantifier_range`: a short range after a quantifier (`for all $n \\ge N_2$`, `for some $k \\ge 1$`,
     `trivial for $n=1$`, `with $0 \\le j \\le i \\le m-2$`, `such that $x<y<b$`, `a general $n \\ge 7$`, `for
     $j \\notin \\mathcal{J}$`, `for some $n>\\frac{1}{\\delta}$`), or a condition after `where` (`where $m \\nmid t$`);
@@ -46,7 +49,7 @@ _ASSUMED_WORD = re.compile(r"suppos|assum|such|satisfying|provided")
 
 _MATH_OPEN = re.compile(r"(?:\$\$?|\\\(|\\\[|\\begin\{[a-z*]+\})\s*$")
 _INLINE = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
-_SENTENCE_END = re.compile(r"[.!?]\s+|\n\s*\n")
+_SENTENCE_END = re.compile(r"[.!?]\s+|\n\s*\n|\\\]|\\end\{(?:align|equation|gather|multline|eqnarray)\*?\}|\$\$")
 _CASE_LABEL = re.compile(
     r"(?:^|\W)(?:sub)?case\s*(?:\(?[\w.]{0,6}\)?)?\s*[:.)\-\u2013]?\s*(?:\*\*)?\s*(?:M\s*,?\s*(?:or|and)\s+)*$"
     r"|(?:^|\W)(?:sub)?case\s*\(?\w{1,3}\)?\s*[:.)\-\u2013]\s*(?:\*\*)?\s*(?:we\s+have|assume(?:\s+that)?|suppose(?:\s+that)?)\s+$",
@@ -60,8 +63,8 @@ _HYPOTHESIS = re.compile(
     r"(?:(?:^|[,;:(]|\band\b|\bthen\b|\bM\b|\bsay\b|\bthat\b)\s*(?:[-*\u2022]\s+)?"
     r"(?:(?:now|next|finally|first|second|similarly|also|otherwise|and|but)[ ,]+)*"
     r"(?:(?:if|when|whenever)(?:\s+(?:we|it|you|one|were|was|is|to|have|had|has|get|assume|take|let|set|put|only)){0,4}"
-    r"|in\s+(?:the\s+)?case(?:\s+(?:that|where|of))?|for\s+the\s+case(?:\s+(?:that|where|of))?|the\s+case|unless)"
-    r"|\bthe\s+(?:base\s+)?cases?(?:\s+(?:that|where|of))?"
+    r"|in\s+(?:the\s+)?case(?:\s+(?:that|where|of|when))?|for\s+the\s+case(?:\s+(?:that|where|of))?|the\s+case|unless)"
+    r"|\bthe\s+(?:base\s+)?cases?(?:\s+(?:that|where|of|when))?,?"
     r"|\b(?:try|trying|test|testing|check|checking|consider|considering|plug|plugging|substitute|substituting)"
     r"(?:\s+(?:in|the|value|values|case|cases|candidate))*)"
     r"\s+(?:M(?:\s+(?:is|are)(?:\s+\w+){1,2})?\s*,?\s+\(?(?:(?:and|or)(?:\s+|$))?)*$",
@@ -95,7 +98,7 @@ _BOUND_SPLIT = re.compile(_BOUND_REL)
 
 
 _LOOSE_RANGE = re.compile(
-    rf"{_SYMBOLS.pattern}(?:\\(?:in|notin)(?![A-Za-z])\s*(?:{_FONT}\s*\{{[A-Za-z]\}}|[A-Z]|\\\{{[^{{}}]{{1,40}}\\\}})"
+    rf"{_SYMBOLS.pattern}(?:\\(?:in|notin)(?![A-Za-z])\s*(?:{_FONT}\s*\{{[A-Za-z]\}}|[A-Z]|\\\{{[^{{}}]{{1,40}}\\\}}|\\lbrace[^{{}}]{{1,40}}\\rbrace)"
     rf"|{_BOUND_REL}\s*[^=<>,$]{{1,24}}?\s*)"
 )
 """A symbol bounded by a short expression or placed in a named set: `n>\\frac{1}{\\delta}`, `b \\leq \\sqrt{120}`,
@@ -106,6 +109,8 @@ def _ranges(text: str) -> bool:
     """Ranges only, one or several: `x \\leq 5, y \\leq 2, z \\leq 1`, `k \\notin \\mathcal{J}`."""
     if len(re.sub(r"\s|\\[,;!]|\\left|\\right", "", text)) > 40:
         return False
+    if _LOOSE_RANGE.fullmatch(text):
+        return True  # `n \\in \\lbrace 0, 1, 2 \\rbrace`: the set's commas are not a list of ranges
     return all(_LOOSE_RANGE.fullmatch(item) or _index_chain(item) for item in split_top_level(text, ","))
 
 
@@ -127,7 +132,11 @@ _RANGE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _RANGE_WORDS = re.compile(r"for|with|if|whenever|check|test|such")  # `_RANGE_BEFORE` holds one
-_GENERAL = re.compile(r"\b(?:general|case\s+of|all|every|each|any|arbitrary)\s*$", re.IGNORECASE)
+_GENERAL = re.compile(
+    r"\b(?:general|case\s+of|all|every|each|any|arbitrary)"
+    r"(?:\s+(?:positive|negative|nonnegative|real|natural|odd|even|prime|integers?|numbers?|reals?))*\s*$",
+    re.IGNORECASE,
+)
 """`the general case of $N>1$ boxes`, `for a general $n \\geq 7$`, `all $n \\geq 7$ boxes`: a declared bound."""
 _GENERAL_WORD = re.compile(r"general|case|all|every|each|any|arbitrary")  # `_GENERAL` holds one
 _WITH_VALUES = re.compile(r"(?:^|[,;:(]|\bM)\s*with\s*$", re.IGNORECASE)
@@ -165,14 +174,26 @@ _IF_ASIDE = re.compile(
     re.IGNORECASE,
 )
 """`If (with bars denoting absolute value) $|x|<1$`, `If instead $\\mathrm{m} \\angle B=\\theta$`: a case opened with an aside."""
-_FOR_OPENS = re.compile(r"^\W*(?:(?:now|first|next|finally|then|also|similarly|and|but)\s*,?\s+)*for\s*$", re.IGNORECASE)
+_FOR_OPENS = re.compile(r"^\W*(?:(?:now|first|next|finally|then|also|similarly|and|but)\s*,?\s+|[a-z]+\s*,\s+)*for\s*$", re.IGNORECASE)
 """A sentence opened by `For $x^{2}+p x+q=0$, its roots ...`, `For $d \\leqslant 2 n-1$ the result is trivial`: a case."""
 _LET = re.compile(r"(?:^|\W)(?:let|letting|define)\s*$", re.IGNORECASE)
+_LET_BE = re.compile(r"(?:^|\W)let\s*$", re.IGNORECASE)
+_BE_AFTER = re.compile(r"\s*(?:\$|\\\))?\s*(?:be|denote)\b")
+"""`Let $p_{\\mathcal{T}}(e)$ be the number of ...`, `Let $\\overrightarrow{O C}$ be the vector ...`: a name set up."""
+_WLOG = re.compile(
+    r"(?:without\s+loss\s+of\s+generality|\bwlog\b)(?:(?!\b(?:so|then|hence|thus|therefore)\b)[^.;]){0,30}"
+    r"\b(?:assume|suppose|let|that|say|take)\s*$",
+    re.IGNORECASE,
+)
+"""`Suppose, without loss of generality, that $A B<A C$`, `WLOG, let ...`: a case chosen by symmetry."""
+_STARTING = re.compile(r"\b(?:start(?:ing)?|begin(?:ning)?)\s+(?:with|from|at)\s*$", re.IGNORECASE)
+"""`starting with $n=1$`: the first value tried."""
 _DECLARED_IN = re.compile(r"\\(?:le|leq|leqslant|subseteq|subset|lhd|trianglelefteq|unlhd)(?![A-Za-z])")
 _GENERIC_SET = re.compile(
     rf"\s*(?:{_ONE_SYMBOL}\s*=\s*)?(?:\\left)?\\\{{\s*{_ONE_SYMBOL}\s*,(?:\s*(?:{_ONE_SYMBOL}|\\[lc]?dots)\s*,?)+(?:\\right)?\\\}}\s*"
 )
 """A set of generic elements, named or not: `S=\\left\\{s_{1}, s_{2}, \\ldots, s_{k}\\right\\}`, `\\{b_1, \\ldots, b_k\\}`."""
+_ENUMERATION_ANY = re.compile(r"\s*[^=,]{1,12}=\s*-?\d+(?:\s*,\s*-?\d+)+\s*")
 _ENUMERATION = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?\d+(?:\s*,\s*-?\d+){{2,}}\s*")
 """A symbol given a list of values: `n=3,4,5,6,7` (the cases tried, after `for` or `check`)."""
 _ENUM_BEFORE = re.compile(r"(?:\bfor|\b(?:check|checking|test|testing|try|trying)(?:\s+that)?)\s*$", re.IGNORECASE)
@@ -434,7 +455,7 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
             _BARE_FOR.search(tail[-12:]) and size <= 10
         ):
             return "quantifier_range"
-    if _GENERAL_WORD.search(low[-24:]) and _GENERAL.search(tail[-24:]) and _DECLARED.fullmatch(formula):
+    if _GENERAL_WORD.search(low[-24:]) and _GENERAL.search(tail[-24:]) and (_DECLARED.fullmatch(formula) or _ranges(formula)):
         return "quantifier_range"
     if formula.count(",") >= 2 and _ENUMERATION.fullmatch(formula) and _ENUM_BEFORE.search(tail[-24:]):
         return "quantifier_range"  # `given for $n=3,4,5,6,7$`, `check that $x=0,1,2,3$ fail`: the cases tried
@@ -462,15 +483,37 @@ def _more_bookkeeping(solution: str, start: int, known: str, clause: str, tail: 
         _ranges(formula) or _RANGE.fullmatch(formula) or (_one_relation(formula) and not _A_RELATION.search(formula))
     ):
         return "quantifier_range"
-    if _one_relation(formula) and (_IF_ASIDE.search(tail) or _FOR_OPENS.match(clause.strip())):
+    if _one_relation(formula) and _IF_ASIDE.search(tail):
+        return "case_hypothesis"
+    if _WLOG.search(tail[-60:]) and len(split_top_level(formula, ",")) <= 2 and _A_RELATION.search(formula):
+        return "case_hypothesis"  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`
+    if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
+        return "case_hypothesis"  # `For $9k = 963, 981 \\Longrightarrow n = 37, 19$, we find ...`
+    if _CASE_VALUE.fullmatch(formula) and _STARTING.search(tail[-24:]):
         return "case_hypothesis"
     if _LET.search(tail[-12:]) and _let_names(solution, start, formula, known):
         return "definition"  # `Let $N=T+10$`, `let $H \\leq D_{2 n}$ consist of the rotations`
+    if _LET_BE.search(tail[-8:]) and _BE_AFTER.match(solution, start + len(formula)) and not _A_RELATION.search(formula):
+        return "definition"
     if _GENERIC_SET.fullmatch(formula) or (
-        "dots" in formula and _CHAIN.fullmatch(formula) and _DEFINITION_WORD.search(tail.lower())
+        _CHAIN.fullmatch(formula) and ("dots" in formula or len(_BOUND_SPLIT.split(formula)) >= 3)
+        and _DEFINITION_WORD.search(tail.lower())
     ):
         return "definition"  # `the set $S=\\{s_1, \\ldots, s_k\\}$`, `a sequence of checkpoints $a_1<\\ldots<a_t$`
     return None
+
+
+_COORDINATES = re.compile(
+    rf"\s*(?:\\left)?\((?:\s*{_ONE_SYMBOL}\s*,)+\s*{_ONE_SYMBOL}\s*(?:\\right)?\)\s*"
+    rf"|\s*\\begin\{{[pb]matrix\}}(?:\s*{_ONE_SYMBOL}\s*\\\\)+\s*{_ONE_SYMBOL}\s*\\end\{{[pb]matrix\}}\s*"
+)
+"""Bare symbols as coordinates: `(x, y)`, `\\begin{pmatrix} x \\\\ y \\end{pmatrix}`."""
+
+
+def _values_and_results(formula: str) -> bool:
+    """Values tried and what each gives: `9k = 963, 981, 990 \\Longrightarrow n = 37, 19, 10`."""
+    parts = re.split(r"\\(?:Longrightarrow|Rightarrow|implies)(?![A-Za-z])", formula)
+    return len(parts) == 2 and all(_ENUMERATION_ANY.fullmatch(p) for p in parts)
 
 
 def _let_names(solution: str, start: int, formula: str, known: str) -> bool:
@@ -480,6 +523,8 @@ def _let_names(solution: str, start: int, formula: str, known: str) -> bool:
     seen = (_math_text(known), _math_text(solution, start))
     parts = _RELATION_SPLIT.split(formula, maxsplit=1)
     if len(parts) == 2 and _is_name(parts[0]):
+        if _COORDINATES.fullmatch(parts[1]):
+            return True  # `Let $\\mathbf{v} = \\begin{pmatrix} x \\\\ y \\end{pmatrix}$`: coordinates named
         value = re.sub(r"\s|\\[,;!]", "", parts[1])
         if len(value) >= 3 and value in re.sub(r"\s|\\[,;!]|\$", "", known):
             return True

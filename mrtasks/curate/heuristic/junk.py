@@ -69,8 +69,8 @@ def _trailing_subject(text: str) -> bool:
 
 _CASE_PREFIX = re.compile(r"^(?!\\\{|\\left|[{(\[])[^:$]{1,40}?=\s*-?\d+\s*:(?!=)\s*\S")
 """A case label opening the formula: `b=3: \\quad a^{3}-9 a^{2}+28=0`, `D+E=11: DE=29, SH=01`."""
-_LEADING_OPERATOR = re.compile(r"^(?:\\(?:cdot|times|div|mapsto|circ)(?![A-Za-z])|[*/])")
-"""The continuation of a row cut from its start: `\\cdot[\\mathbb{Q}(\\sqrt{2}): \\mathbb{Q}]`, `\\mapsto f(x)`."""
+_LEADING_OPERATOR = re.compile(r"^(?:\\(?:cdot|times|div|mapsto|circ)(?![A-Za-z])|[*/]|\+(?!\s*\d+\s*$))")
+"""The continuation of a row cut from its start: `\\cdot[\\mathbb{Q}(\\sqrt{2}): \\mathbb{Q}]`, `\\mapsto f(x)`, `+ 2 a \\cdot b`."""
 _LABEL = re.compile(
     r"^(?:\\left)?\(\s*(?:\\(?:mathrm|text|textrm|rm)\s*\{)?\s*(?:[ivxIVX]{1,4}|\d{1,2}|[A-Za-z]|\*{1,3}|\\ast|\\star)"
     r"\s*\}?\s*(?:'|\^\{?\\prime\}?)*\s*(?:\\right)?\)$"
@@ -82,11 +82,12 @@ _INDEX_RANGE = re.compile(
     rf"^(?:(?:\\?[A-Za-z]+(?:_\{{?[\w,]+\}}?)?\s*,\s*)?{_INDEX}\s*(?:=|\\equiv(?![A-Za-z]))\s*[^=<>()\[\]\\]*?,\s*{_DOTS}\s*,?[^=<>]*"
     rf"|\(?\s*[01]\s*\)?\s*{_LE}\s*{_INDEX}\s*{_LE}\s*[A-Za-z](?:_\{{?\w+\}}?)?(?:\s*[-+]\s*1)?)$"
 )
-_SYM_IDX = r"\\?[A-Za-z]+_(?:\{(?:[\w+\-]|\\[A-Za-z]+)(?:[\w+\- ]|\\[A-Za-z]+)*\}|[\w+\-]+)"
+_SYM_IDX = r"\\?[A-Za-z]+_(?:\{(?:[\w+\-]|\\[A-Za-z]+)(?:[\w+\- ]|\\[A-Za-z]+)*\}|[\w+\-]+)(?:'|\^\{?\\prime\}?)?"
 _INDEX_LIST = re.compile(
     rf"^(?:\\left)?\(?\s*{_SYM_IDX}\s*,\s*(?:{_SYM_IDX}\s*,\s*)*(?:{_DOTS}\s*,\s*)?{_SYM_IDX}\s*(?:\\right)?\)?$"
+    rf"|^{_SYM_IDX}\s*{_DOTS}\s*{_SYM_IDX}$"
 )
-"""A family of indexed symbols: `\\lambda_1, \\ldots, \\lambda_n`, `(k_1,k_2,...,k_n)`."""
+"""A family of indexed symbols: `\\lambda_1, \\ldots, \\lambda_n`, `(k_1,k_2,...,k_n)`, `x_2 \\ldots x_8`."""
 _NUMBER_RUN = re.compile(rf"^(?:-?\d+\s*,\s*){{1,3}}{_DOTS}\s*,\s*(?:\d+|(?:\\[A-Za-z]+|{_INDEX})(?:\s*[-+]\s*\d+)?)$")
 """Labels counted off: `1,2, \\ldots, \\ell`, `1, 2, \\dots, n-1` (which boxes or rows), not a formula."""
 _TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*(?:,\s*\w+)?\s*$")

@@ -772,3 +772,22 @@ def test_round_five_cases_after_displays_wlog_first_values_let_be_coordinates_an
     )
     for result in ("c = 7", "u = 1", r"\angle A = \angle B", "P = (2, 1)"):
         assert got[result] is None, result
+
+
+def test_round_five_ranges_after_quantified_clauses_names_by_such_that_and_figures_glued_to_formulas():
+    got = _kinds(
+        r"So $q=\sum_{i} 3^{e_i}$ for some integers $r \geq 1$ and $0 \leq e_{1}<\cdots<e_{r} \leq N-1$. We prove it by "
+        r"induction on $m \geqslant 4$. The case $m=7$ is shown and the argument is analogous for $m=\frac{5}{3}$. "
+        r"Let $j$ be such that $m+j=3^{t}$. Put $s=\sin \varphi$, where $\varphi$ is the angle such that $\tan \varphi = \frac{3}{4}$. "
+        r"Write $$g^{m} \stackrel{\text { def }}{=} g \circ \cdots \circ g .$$ In triangle $K L M, K L^{2}=K N \cdot K M$ "
+        r"holds, and $L P \perp K M, K K^{\prime}$ is a chord. We $\operatorname{get} \operatorname{lcm}(u, v)=12$. "
+        r"Hence $d \mid u$ for all $t \in\{1, \ldots, m\} \backslash\{j\}$, since $j^2 = 9$.",
+    )
+    for bookkeeping in (r"0 \leq e_{1}<\cdots<e_{r} \leq N-1", r"m \geqslant 4", r"m=\frac{5}{3}", r"m+j=3^{t}",
+                        r"\tan \varphi = \frac{3}{4}", r"g^{m} \stackrel{\text { def }}{=} g \circ \cdots \circ g",
+                        r"K L M, K L^{2}=K N \cdot K M", r"L P \perp K M, K K^{\prime}",
+                        r"\operatorname{get} \operatorname{lcm}(u, v)=12",
+                        r"t \in\{1, \ldots, m\} \backslash\{j\}"):  # fmt: skip
+        assert got[bookkeeping] is not None, bookkeeping
+    for result in (r"q=\sum_{i} 3^{e_i}", r"d \mid u", "j^2 = 9"):
+        assert got[result] is None, result

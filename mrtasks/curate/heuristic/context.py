@@ -14,11 +14,13 @@ sentence end, a blank line or a display):
     `H`, `N'` after `N`), or symbols are declared (`Let $a, b \\in G$`, `Choose $x \\in H$`, `Let $J / K
     \\subseteq R / K$`), or an ordering convention names them (`assume $d_1>d_2>\\cdots>d_l$`), or a name the
     solution has not written is given a short value right after `let` (`Let $N=T+10$`), or coordinates are named
-    (`Let $\\mathbf{v}=(x, y)$`), or a name is set up by `Let $p(e)$ be ...`, or generic elements are named
+    (`Let $\\mathbf{v}=(x, y)$`), or a name is set up by `Let $p(e)$ be ...` or by the value that picks it (`Let
+    $\\ell$ be such that $n+\\ell=2^c$`), or generic elements are named
     (`S=\\{s_1, \\ldots, s_k\\}`, `a sequence $a_1<a_2<\\ldots<a_t$`, `Let the roots be ordered $z_1 \\le z_2 \\le z_3$`);
   - `quantifier_range`: a short range after a quantifier (`for all $n \\ge N_2$`, `for some $k \\ge 1$`,
     `trivial for $n=1$`, `with $0 \\le j \\le i \\le m-2$`, `such that $x<y<b$`, `a general $n \\ge 7$`, `for
-    $j \\notin \\mathcal{J}$`, `for some $n>\\frac{1}{\\delta}$`), or a condition after `where` (`where $m \\nmid t$`);
+    $j \\notin \\mathcal{J}$`, `for some $n>\\frac{1}{\\delta}$`, `for some integers $k$ and $0 \\le m_1<\\cdots<m_k$`, `by
+    induction on $n \\ge 5$`), or a condition after `where` (`where $m \\nmid t$`);
   - `table_cell`: the formula is a cell of a Markdown table (a verification table);
 - ranking evidence (`ranking`): `derived` (after "so", "hence", "we get", "which gives", "it
   follows that", ...: a result the text establishes), `claim` (the statement of a claim or lemma,
@@ -49,7 +51,7 @@ _ASSUMED_WORD = re.compile(r"suppos|assum|such|satisfying|provided")
 
 _MATH_OPEN = re.compile(r"(?:\$\$?|\\\(|\\\[|\\begin\{[a-z*]+\})\s*$")
 _INLINE = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
-_SENTENCE_END = re.compile(r"[.!?]\s+|\n\s*\n|\\\]|\\end\{(?:align|equation|gather|multline|eqnarray)\*?\}|\$\$")
+_SENTENCE_END = re.compile(r"[.!?]\$?\s+|\n\s*\n|\\\]|\\end\{(?:align|equation|gather|multline|eqnarray)\*?\}|\$\$")
 _CASE_LABEL = re.compile(
     r"(?:^|\W)(?:sub)?case\s*(?:\(?[\w.]{0,6}\)?)?\s*[:.)\-\u2013]?\s*(?:\*\*)?\s*(?:M\s*,?\s*(?:or|and)\s+)*$"
     r"|(?:^|\W)(?:sub)?case\s*\(?\w{1,3}\)?\s*[:.)\-\u2013]\s*(?:\*\*)?\s*(?:we\s+have|assume(?:\s+that)?|suppose(?:\s+that)?)\s+$",
@@ -99,6 +101,7 @@ _BOUND_SPLIT = re.compile(_BOUND_REL)
 
 _LOOSE_RANGE = re.compile(
     rf"{_SYMBOLS.pattern}(?:\\(?:in|notin)(?![A-Za-z])\s*(?:{_FONT}\s*\{{[A-Za-z]\}}|[A-Z]|\\\{{[^{{}}]{{1,40}}\\\}}|\\lbrace[^{{}}]{{1,40}}\\rbrace)"
+    rf"(?:\s*\\(?:backslash|setminus)\s*\\\{{[^{{}}]{{1,20}}\\\}})?"
     rf"|{_BOUND_REL}\s*[^=<>,$]{{1,24}}?\s*)"
 )
 """A symbol bounded by a short expression or placed in a named set: `n>\\frac{1}{\\delta}`, `b \\leq \\sqrt{120}`,
@@ -157,7 +160,7 @@ _QUOTIENT = re.compile(rf"\s*{_ONE_SYMBOL}\s*/\s*{_ONE_SYMBOL}\s*")
 """A quotient named by its parts: `J / K`, `G/N`."""
 _BASE = re.compile(rf"{_FONT}\s*\{{\s*\\?[A-Za-z]+\s*\}}|\\?[A-Za-z]+")
 _MEMBERSHIP = re.compile(r"\\(?:in|subset|subseteq|subsetneq)(?![A-Za-z])")
-_DEFINES = re.compile(r":=|\\coloneqq(?![A-Za-z])|\\stackrel\{\\(?:text|mathrm)\{def\}\}\{=\}|\\overset\{\\(?:text|mathrm)\{def\}\}\{=\}")
+_DEFINES = re.compile(r":=|\\coloneqq(?![A-Za-z])|\\(?:stackrel|overset)\s*\{\s*\\(?:text|mathrm)\s*\{\s*def\s*\}\s*\}\s*\{=\}")
 _QUANTIFIER = re.compile(
     r"\bfor\s+(?:all|every|each|any|some|arbitrary)(?:\s+(?:integers?|reals?|real|positive|natural|numbers?))*\s*$", re.IGNORECASE
 )
@@ -165,7 +168,15 @@ _QUANTIFIER = re.compile(
 # follows that`, `which gives`, `\\Rightarrow`); `that` counts after a verb of inference.
 _BARE_FOR = re.compile(r"\bfor(?:\s+(?:odd|even))?(?:\s+M\s*,?\s*(?:and|or))*\s*$", re.IGNORECASE)
 """`trivial for $n=1$`, `For $x \\ge 3$, ...`, `for $n=0$ or $n=1$`, `for odd $k=2l+1$`."""
-_FOR_OR_WITH = re.compile(r"\b(?:for(?:\s+(?:all|every|each|any|some))?|with|whenever)\s*$", re.IGNORECASE)
+_FRACTION_VALUE = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?\\d?frac\s*\{{\s*\d+\s*\}}\s*\{{\s*\d+\s*\}}\s*")
+"""`the argument is analogous for $m=\\frac{3}{4}$`: a value tried."""
+_FOR_OR_WITH = re.compile(
+    r"\b(?:for(?:\s+(?:all|every|each|any|some)(?:\s+(?:positive|negative|nonnegative|real|odd|even|integers?|numbers?|reals?))*"
+    r"(?:\s+M\s*,?)*(?:\s+and)?)?|with|whenever|induction\s+on)\s*$",
+    re.IGNORECASE,
+)
+"""`for some $n>\\frac{1}{\\delta}$`, `for some integers $k \\geq 0$ and $0 \\leq m_{1}<\\cdots<m_{k} \\leq M$`, `by induction on
+$n \\geqslant 5$`."""
 _WHERE = re.compile(r"\bwhere(?:\s+M\s*,?(?:\s+and)?)*\s*$|\bwhere\b[^.;]{0,40}\band\s*$", re.IGNORECASE)
 """`the pairs $(i, i+n)$, where $1 \\leqslant i \\leqslant n^{2}-n$`, `where $b \\leq a$, and $p \\nmid n$`: a condition on
 what was just written."""
@@ -178,6 +189,11 @@ _FOR_OPENS = re.compile(r"^\W*(?:(?:now|first|next|finally|then|also|similarly|a
 """A sentence opened by `For $x^{2}+p x+q=0$, its roots ...`, `For $d \\leqslant 2 n-1$ the result is trivial`: a case."""
 _LET = re.compile(r"(?:^|\W)(?:let|letting|define)\s*$", re.IGNORECASE)
 _LET_BE = re.compile(r"(?:^|\W)let\s*$", re.IGNORECASE)
+_SUCH_THAT_NAMES = re.compile(
+    r"\b(?:let\s+M\s+be|where\s+M\s+is)\b[^.;]{0,40}?\b(?:such|so)\s+that(?:\s+M\s*,?(?:\s+and)?)*\s*$", re.IGNORECASE
+)
+"""`Let $\\ell$ be such that $n+\\ell=2^{c}$`, `where $\\theta$ is the acute angle such that $\\cos \\theta = \\frac{2}{\\sqrt{5}}$`: the
+condition that names a symbol."""
 _BE_AFTER = re.compile(r"\s*(?:\$|\\\))?\s*(?:be|denote)\b")
 """`Let $p_{\\mathcal{T}}(e)$ be the number of ...`, `Let $\\overrightarrow{O C}$ be the vector ...`: a name set up."""
 _WLOG = re.compile(
@@ -452,7 +468,7 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
             len(parts := _MEMBERSHIP.split(solution[start:end], maxsplit=1)) == 2 and _SYMBOLS.fullmatch(parts[0])
         )
         if (_QUANTIFIER.search(tail[-50:]) and (size <= 16 or (declared and size <= 30) or _CHAIN.fullmatch(formula))) or (
-            _BARE_FOR.search(tail[-12:]) and size <= 10
+            _BARE_FOR.search(tail[-12:]) and (size <= 10 or _FRACTION_VALUE.fullmatch(formula))
         ):
             return "quantifier_range"
     if _GENERAL_WORD.search(low[-24:]) and _GENERAL.search(tail[-24:]) and (_DECLARED.fullmatch(formula) or _ranges(formula)):
@@ -477,7 +493,7 @@ def _more_bookkeeping(solution: str, start: int, known: str, clause: str, tail: 
     """Bookkeeping read from looser cues: ranges after for/with/where, a case opened with an aside or by a
     sentence's `For`, a name first set up right after `let` with a short value, a set or chain of generic
     elements. None: none of these."""
-    if len(formula) <= 60 and _ranges(formula) and _FOR_OR_WITH.search(tail[-24:]):
+    if len(formula) <= 60 and _ranges(formula) and _FOR_OR_WITH.search(tail[-60:]):
         return "quantifier_range"  # `for some $n>\\frac{1}{\\delta}$`, `with $x \\leq 5, y \\leq 2, z \\leq 1$`
     if "where" in tail[-60:].lower() and _WHERE.search(tail[-60:]) and len(formula) <= 60 and (
         _ranges(formula) or _RANGE.fullmatch(formula) or (_one_relation(formula) and not _A_RELATION.search(formula))
@@ -495,6 +511,8 @@ def _more_bookkeeping(solution: str, start: int, known: str, clause: str, tail: 
         return "definition"  # `Let $N=T+10$`, `let $H \\leq D_{2 n}$ consist of the rotations`
     if _LET_BE.search(tail[-8:]) and _BE_AFTER.match(solution, start + len(formula)) and not _A_RELATION.search(formula):
         return "definition"
+    if "that" in tail[-30:].lower() and _SUCH_THAT_NAMES.search(tail) and _one_relation(formula) and "=" in formula:
+        return "definition"  # a value that names the symbol; a membership (`f(x) g(x) \\in \\mathbb{Z}[x]`) is a hypothesis
     if _GENERIC_SET.fullmatch(formula) or (
         _CHAIN.fullmatch(formula) and ("dots" in formula or len(_BOUND_SPLIT.split(formula)) >= 3)
         and _DEFINITION_WORD.search(tail.lower())

@@ -15,7 +15,10 @@ Policy: junk is never maskable and does not count towards `--min-formulas`. By f
   (`k=1,\\dots,m`, `s = 0, 1, \\ldots, n`, `1 \\le i \\le n`, `n \\equiv 0, 1, \\ldots, 6 \\pmod 7`, a family with
   its range `\\Delta_j, j=1, \\ldots, n`, `1+m s_i, m \\in \\mathbb{Z}`), a reference label (`(i')`, `(*)`, `(2)`, or one
   glued to a formula: `(*), d(n)<9`), a case label opening the formula (`b=3: \\quad a^3 - 9a^2 + 28 = 0`);
-- a row cut from its start: a leading binary operator (`\\cdot [K : F]`, `\\mapsto f(x)`).
+- a row cut from its start: a leading binary operator (`\\cdot [K : F]`, `\\mapsto f(x)`, `+ 2ab`);
+- two formulas run together in one span: a relation, then the next sentence's subject (`q \\equiv 3 \\pmod 4, q`),
+  or the figure a sentence names, then its formula (`P C A, \\angle P A O = 90^\\circ`); words typeset as
+  operators (`\\operatorname{get} \\gcd(b, c)=1`).
 
 Bookkeeping that only its context shows (case labels and hypotheses, notation definitions,
 quantifier ranges) is `context.role`'s; alignment rows `A &= B` are cut to `B` by `candidates`.
@@ -51,11 +54,20 @@ _RIGHT = re.compile(r"\\right(?![A-Za-z])")
 JUNK_REASONS: tuple[str, ...] = (
     "too_short", "bare_number_or_unit", "text_only", "leading_relation", "trailing_operator",
     "unbalanced_braces", "garbled_brackets", "nested_box_or_tag", "top_level_semicolon",
-    "alignment_residue", "table", "index_range", "label", "case_prefix", "leading_operator", "trailing_subject",
+    "alignment_residue", "table", "index_range", "label", "case_prefix", "leading_operator", "trailing_subject", "leading_subject",
     "garbled_markup",
 )
 _SUBJECT = re.compile(r"^\s*(?:\\(?:sin|cos|tan|log|ln)\s*)?(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w+\}?)?\s*$")
-_HAS_RELATION = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|cap|cup|subset|subseteq|in)(?![A-Za-z])")
+_POINTS = re.compile(r"^\s*(?:[A-Z](?:_\{?\w+\}?)?(?:'|\^\{?\\prime\}?)?\s*){2,4}$")
+"""A figure named by its points: `P C A`, `A^{\\prime} R D`, `A A^{\\prime}`."""
+_HAS_RELATION = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|cap|cup|subset|subseteq|in|perp|parallel)(?![A-Za-z])")
+
+
+def _leading_subject(text: str) -> bool:
+    """`P C A, \\sphericalangle(P A, A O)=\\pi / 2`, `A^{\\prime} R D, R D^{2}=R N \\cdot R A^{\\prime}`: the figure the
+    sentence names, then the formula, written inside one math span (garbled)."""
+    items = split_top_level(text, ",")
+    return len(items) >= 2 and bool(_POINTS.match(items[0])) and bool(_HAS_RELATION.search(items[1]))
 
 
 def _trailing_subject(text: str) -> bool:
@@ -64,7 +76,7 @@ def _trailing_subject(text: str) -> bool:
     if "," not in text:
         return False
     items = split_top_level(text, ",")  # `\\,` is spacing, not a comma
-    return len(items) == 2 and bool(_HAS_RELATION.search(items[0])) and bool(_SUBJECT.match(items[1]))
+    return len(items) == 2 and bool(_HAS_RELATION.search(items[0])) and bool(_SUBJECT.match(items[1]) or _POINTS.match(items[1]))
 
 
 _CASE_PREFIX = re.compile(r"^(?!\\\{|\\left|[{(\[])[^:$]{1,40}?=\s*-?\d+\s*:(?!=)\s*\S")
@@ -100,7 +112,10 @@ _LABEL_PREFIX = re.compile(r"^\((?:\*{1,3}|\d{1,2}|[ivx]{1,4})\)\s*,")
 """`(*), d(n^n)=(n+1)^3`: a reference label glued to the formula it cites (garbled)."""
 _HEADLESS_FRACTION = re.compile(r"^\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}\s*\{")
 """`{(m+n)!}{m!\\,n!}`: a fraction whose `\\frac` the source lost (garbled)."""
-_GARBLED_MARKUP = re.compile(r"\^\s*\{\s*\\wedge\s*\}|^\\\$.*\\\$$", re.DOTALL)
+_GARBLED_MARKUP = re.compile(
+    r"\^\s*\{\s*\\wedge\s*\}|^\\\$.*\\\$$|\\operatorname\s*\{\s*(?:get|gets|and|or|so|then|thus|hence|we|have|has|is|are|for|with|of|to)\s*\}",
+    re.DOTALL,
+)
 """`\\$ 2^{\\wedge} 2 \\$`: a caret typed as text, or math delimited by escaped dollars inside math (a
 conversion that lost the markup; nobody could restore it)."""
 _CUT_DOTS = re.compile(rf"(?:[-+]|\\(?:cdot|times))\s*{_DOTS}\s*$")
@@ -205,7 +220,7 @@ def junk_reason(text: str) -> str | None:
         return "alignment_residue"
     if not _brackets_pair(stripped) or (stripped[0] == "{" and _HEADLESS_FRACTION.match(stripped)):
         return "garbled_brackets"
-    if ("wedge" in stripped or "\\$" in stripped) and _GARBLED_MARKUP.search(stripped):
+    if ("wedge" in stripped or "\\$" in stripped or "operatorname" in stripped) and _GARBLED_MARKUP.search(stripped):
         return "garbled_markup"
     if (
         _INDEX_RANGE.match(stripped) or _INDEX_LIST.match(stripped) or _TRAILING_RANGE.search(stripped)
@@ -216,6 +231,8 @@ def junk_reason(text: str) -> str | None:
         return "case_prefix"
     if _trailing_subject(stripped):
         return "trailing_subject"
+    if "," in stripped and _leading_subject(stripped):
+        return "leading_subject"
     if stripped.startswith(("(", "\\left(")) and (_LABEL.match(stripped) or _LABEL_PREFIX.match(stripped)):
         return "label"
     return None

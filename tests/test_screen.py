@@ -69,3 +69,28 @@ def test_save_ids_never_overwrites_a_build_or_a_users_file(build, tmp_path, caps
         assert main([str(build), "--rows", "1", "--save-ids", str(target)]) == 4
         assert words in capsys.readouterr().err
     assert (build / "build_stats.json").read_text() == stats and (tmp_path / "mine.json").read_text() == '{"my": "notes"}'
+
+
+def test_labels_remeasure_a_read_screen_on_a_new_build(build, tmp_path, capsys):
+    from mrtasks.curate.quality import mask_spans
+    from mrtasks.curate.screen import label_figures, read_labels
+
+    row = load_rows(build)[0]
+    spans = sorted(set(mask_spans(row)))
+    assert len(spans) >= 3
+    (a, b), rest = spans[0], spans[2:]  # spans[1] stays unlabelled: a mask that is new since the labels
+    lines = [{"id": row["id"], "start": a, "end": b, "kind": 3}]
+    lines += [{"id": row["id"], "start": s, "end": e, "kind": 0} for s, e in rest]
+    lines += [{"id": row["id"], "start": 0, "end": 1, "kind": 0},  # a real formula the build no longer masks
+              {"id": "gone/1", "start": 0, "end": 5, "kind": 2}]  # a row the build no longer has
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    f = label_figures(load_rows(build), read_labels(labels))
+    assert (f["rows"], f["rows_gone"], f["masks"]) == (2, 1, len(lines))
+    assert (f["bookkeeping"], f["bookkeeping_masked"], f["bookkeeping_unmasked_in_kept_rows"]) == (2, 1, 0)
+    assert (f["real"], f["real_unmasked_in_kept_rows"], f["unlabelled_masks"]) == (len(rest) + 1, 1, 1)
+    assert main([str(build), "--labels", str(labels)]) == EXIT_OK
+    assert "bookkeeping (kinds 1-6): 2 labelled, 1 still masked" in capsys.readouterr().out
+    labels.write_text('{"id": "x", "start": 3, "end": 1, "kind": 0}\n')
+    assert main([str(build), "--labels", str(labels)]) == EXIT_USAGE
+    assert "line 1" in capsys.readouterr().err

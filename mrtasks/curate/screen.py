@@ -9,6 +9,13 @@ change, so a before/after count compares like with like.
 
     python -m mrtasks.curate.screen OUT --rows 200 --seed 20 --save-ids ids.json > before.txt
     python -m mrtasks.curate.screen OUT2 --ids ids.json > after.txt
+
+`--labels` re-measures a screen whose masks were read once (JSONL rows `{"id", "start", "end", "kind"}`, kind 0
+a real formula, 1-6 the issue's bookkeeping kinds, 7 other trivial masks) on a new build without reading it again:
+how many labelled bookkeeping masks the build still masks, how many real ones it lost, and how many of its masks
+are new since the labels (those need a reading).
+
+    python -m mrtasks.curate.screen OUT2 --labels tests/data/bookkeeping_screens/external_e.labels.jsonl
 """
 
 from __future__ import annotations
@@ -81,6 +88,63 @@ def screen_lines(rows: list[dict[str, Any]], context: int = 45, cues: bool = Fal
             yield f"  #{n} {what} …{before}⟦{solution[start:end]}⟧{after}…"
 
 
+BOOKKEEPING_KINDS = range(1, 7)
+"""The issue's kinds: index ranges, case labels and hypotheses, definitions, tables, alignment residue, garbled."""
+
+
+def read_labels(path: Path) -> dict[str, dict[tuple[int, int], int]]:
+    """A labels file as {row id: {(start, end): kind}}; a malformed line is a ScreenInputError naming it."""
+    labels: dict[str, dict[tuple[int, int], int]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise ScreenInputError(f"--labels {path}: {first_line(e)}") from e
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            span, kind = (int(row["start"]), int(row["end"])), row["kind"]
+            if not isinstance(row["id"], str) or not isinstance(kind, int) or not 0 <= kind <= 7 or span[0] >= span[1]:
+                raise ValueError("needs a string id, start < end and a kind from 0 to 7")
+        except (ValueError, KeyError, TypeError) as e:
+            raise ScreenInputError(f"--labels {path}: line {n}: {first_line(e)}") from e
+        labels.setdefault(row["id"], {})[span] = kind
+    if not labels:
+        raise ScreenInputError(f"--labels {path}: no labelled masks")
+    return labels
+
+
+def label_figures(rows: list[dict[str, Any]], labels: dict[str, dict[tuple[int, int], int]]) -> dict[str, int]:
+    """The labelled masks against a build's masks: what it still masks, what it no longer masks (in rows it keeps;
+    a row the build dropped loses all its masks) and what it masks that nobody labelled."""
+    by_id = {r["id"]: r for r in rows}
+    f = dict.fromkeys(
+        ("rows", "rows_gone", "masks", "bookkeeping", "bookkeeping_masked", "bookkeeping_unmasked_in_kept_rows",
+         "real", "real_unmasked_in_kept_rows", "trivial", "trivial_masked", "unlabelled_masks"), 0
+    )
+    for rid, spans in labels.items():
+        f["rows"] += 1
+        row = by_id.get(rid)
+        masked = set(mask_spans(row)) if row is not None else set()
+        f["rows_gone"] += row is None
+        f["unlabelled_masks"] += len(masked - spans.keys())
+        for span, kind in spans.items():
+            f["masks"] += 1
+            kept = row is not None and span not in masked
+            if kind in BOOKKEEPING_KINDS:
+                f["bookkeeping"] += 1
+                f["bookkeeping_masked"] += span in masked
+                f["bookkeeping_unmasked_in_kept_rows"] += kept
+            elif kind == 0:
+                f["real"] += 1
+                f["real_unmasked_in_kept_rows"] += kept
+            else:
+                f["trivial"] += 1
+                f["trivial_masked"] += span in masked
+    return f
+
+
 def _is_ids(path: Path) -> bool:
     """A JSON list of ids: what `--save-ids` writes."""
     try:
@@ -93,7 +157,8 @@ def _is_ids(path: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m mrtasks.curate.screen", description=__doc__.split("\n\n")[0],
-        epilog="exit codes: 0 the sample was printed; 2 bad arguments, or a folder without a readable masked_then_fill "
+        epilog="exit codes: 0 the sample (or the --labels figures) was printed; 2 bad arguments, a malformed --labels file, or a "
+               "folder without a readable masked_then_fill "
                "config; 4 --save-ids refused (a folder, not writable, inside a build, a file that is not a list of ids)",
     )
     p.add_argument("out", type=Path, help="a folder written by python -m mrtasks.build")
@@ -103,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save-ids", type=Path, help="write the sampled ids here (JSON) for a later --ids")
     p.add_argument("--context", type=int, default=45, help="characters shown on each side of a mask")
     p.add_argument("--cues", action="store_true", help="only masks near bookkeeping words or holding residue")
+    p.add_argument("--labels", type=Path, help="JSONL of labelled masks (id, start, end, kind): print how the build's "
+                   "masks compare with them instead of a sample")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.rows < 1 or args.context < 0:
@@ -113,6 +180,22 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         if args.save_ids:
             check_output_file("--save-ids", args.save_ids, "mrtasks.curate.screen", _is_ids)
+        if args.labels:
+            labels = read_labels(args.labels)
+            try:
+                rows = load_rows(args.out)
+            except (OSError, ValueError) as e:
+                raise ScreenInputError(first_line(e)) from e
+            f = label_figures(rows, labels)
+            print(f"{args.labels.name} against {args.out}: {f['rows']} labelled rows ({f['rows_gone']} no longer rows), "
+                  f"{f['masks']} labelled masks")
+            print(f"  bookkeeping (kinds 1-6): {f['bookkeeping']} labelled, {f['bookkeeping_masked']} still masked, "
+                  f"{f['bookkeeping_unmasked_in_kept_rows']} no longer masked in rows the build keeps")
+            print(f"  real formulas (kind 0): {f['real']} labelled, {f['real_unmasked_in_kept_rows']} no longer masked "
+                  "in rows the build keeps")
+            print(f"  other trivial masks (kind 7): {f['trivial']} labelled, {f['trivial_masked']} still masked")
+            print(f"  masks nobody labelled (new since the labels; read them): {f['unlabelled_masks']}")
+            return EXIT_OK
         try:
             ids = json.loads(args.ids.read_text()) if args.ids else None
             if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):

@@ -205,11 +205,13 @@ _WLOG = re.compile(
 _STARTING = re.compile(r"\b(?:start(?:ing)?|begin(?:ning)?)\s+(?:with|from|at)\s*$", re.IGNORECASE)
 """`starting with $n=1$`: the first value tried."""
 _DECLARED_IN = re.compile(r"\\(?:le|leq|leqslant|subseteq|subset|lhd|trianglelefteq|unlhd)(?![A-Za-z])")
+"""A new symbol declared inside a named object: `H \\leq D_{2 n}`, `S \\subseteq X`."""
 _GENERIC_SET = re.compile(
     rf"\s*(?:{_ONE_SYMBOL}\s*=\s*)?(?:\\left)?\\\{{\s*{_ONE_SYMBOL}\s*,(?:\s*(?:{_ONE_SYMBOL}|\\[lc]?dots)\s*,?)+(?:\\right)?\\\}}\s*"
 )
 """A set of generic elements, named or not: `S=\\left\\{s_{1}, s_{2}, \\ldots, s_{k}\\right\\}`, `\\{b_1, \\ldots, b_k\\}`."""
 _ENUMERATION_ANY = re.compile(r"\s*[^=,]{1,12}=\s*-?\d+(?:\s*,\s*-?\d+)+\s*")
+"""Any short expression given a list of values: `9k = 963, 981, 990`."""
 _ENUMERATION = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*-?\d+(?:\s*,\s*-?\d+){{2,}}\s*")
 """A symbol given a list of values: `n=3,4,5,6,7` (the cases tried, after `for` or `check`)."""
 _ENUM_BEFORE = re.compile(r"(?:\bfor|\b(?:check|checking|test|testing|try|trying)(?:\s+that)?)\s*$", re.IGNORECASE)
@@ -490,35 +492,55 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
 
 
 def _more_bookkeeping(solution: str, start: int, known: str, clause: str, tail: str, formula: str) -> str | None:
-    """Bookkeeping read from looser cues: ranges after for/with/where, a case opened with an aside or by a
-    sentence's `For`, a name first set up right after `let` with a short value, a set or chain of generic
-    elements. None: none of these."""
-    if len(formula) <= 60 and _ranges(formula) and _FOR_OR_WITH.search(tail[-60:]):
-        return "quantifier_range"  # `for some $n>\\frac{1}{\\delta}$`, `with $x \\leq 5, y \\leq 2, z \\leq 1$`
-    if "where" in tail[-60:].lower() and _WHERE.search(tail[-60:]) and len(formula) <= 60 and (
-        _ranges(formula) or _RANGE.fullmatch(formula) or (_one_relation(formula) and not _A_RELATION.search(formula))
-    ):
+    """Bookkeeping read from looser cues than `role`'s own (round 5 of the bookkeeping screens): a range, a case or
+    a name being set up (`_loose_range`, `_loose_case`, `_loose_definition`). None: none of these."""
+    if _loose_range(tail, formula):
         return "quantifier_range"
-    if _one_relation(formula) and _IF_ASIDE.search(tail):
+    if _loose_case(clause, tail, formula):
         return "case_hypothesis"
-    if _WLOG.search(tail[-60:]) and len(split_top_level(formula, ",")) <= 2 and _A_RELATION.search(formula):
-        return "case_hypothesis"  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`
-    if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
-        return "case_hypothesis"  # `For $9k = 963, 981 \\Longrightarrow n = 37, 19$, we find ...`
-    if _CASE_VALUE.fullmatch(formula) and _STARTING.search(tail[-24:]):
-        return "case_hypothesis"
-    if _LET.search(tail[-12:]) and _let_names(solution, start, formula, known):
-        return "definition"  # `Let $N=T+10$`, `let $H \\leq D_{2 n}$ consist of the rotations`
-    if _LET_BE.search(tail[-8:]) and _BE_AFTER.match(solution, start + len(formula)) and not _A_RELATION.search(formula):
+    if _loose_definition(solution, start, known, tail, formula):
         return "definition"
+    return None
+
+
+def _loose_range(tail: str, formula: str) -> bool:
+    """Ranges after for/with/induction on (`for some $n>\\frac{1}{\\delta}$`, `with $x \\leq 5, y \\leq 2$`, `for some
+    integers $k$ and $0 \\le m_1<\\cdots<m_k$`) and conditions after `where` (`where $m \\nmid t$`)."""
+    if len(formula) > 60:
+        return False
+    if _ranges(formula) and _FOR_OR_WITH.search(tail[-60:]):
+        return True
+    return "where" in tail[-60:].lower() and bool(_WHERE.search(tail[-60:])) and bool(
+        _ranges(formula) or _RANGE.fullmatch(formula) or (_one_relation(formula) and not _A_RELATION.search(formula))
+    )
+
+
+def _loose_case(clause: str, tail: str, formula: str) -> bool:
+    """A case opened with an aside (`If instead $x=1$`), chosen without loss of generality, opened by a sentence's
+    `For` (`For $9k = 963, 981 \\Longrightarrow n = 37, 19$, we find ...`), or a first value (`starting with $n=1$`)."""
+    if _one_relation(formula) and _IF_ASIDE.search(tail):
+        return True
+    if _WLOG.search(tail[-60:]) and len(split_top_level(formula, ",")) <= 2 and _A_RELATION.search(formula):
+        return True  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`
+    if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
+        return True
+    return bool(_CASE_VALUE.fullmatch(formula) and _STARTING.search(tail[-24:]))
+
+
+def _loose_definition(solution: str, start: int, known: str, tail: str, formula: str) -> bool:
+    """A name set up by `let` (`_let_names`; `Let $p(e)$ be the number ...`), by the value that picks it (`Let $\\ell$
+    be such that $n+\\ell=2^c$`; a membership after `such that` is a hypothesis), or generic elements named (`the set
+    $S=\\{s_1, \\ldots, s_k\\}`, `a sequence of checkpoints $a_1<\\ldots<a_t$`)."""
+    if _LET.search(tail[-12:]) and _let_names(solution, start, formula, known):
+        return True
+    if _LET_BE.search(tail[-8:]) and _BE_AFTER.match(solution, start + len(formula)) and not _A_RELATION.search(formula):
+        return True
     if "that" in tail[-30:].lower() and _SUCH_THAT_NAMES.search(tail) and _one_relation(formula) and "=" in formula:
-        return "definition"  # a value that names the symbol; a membership (`f(x) g(x) \\in \\mathbb{Z}[x]`) is a hypothesis
-    if _GENERIC_SET.fullmatch(formula) or (
+        return True
+    return bool(_GENERIC_SET.fullmatch(formula)) or bool(
         _CHAIN.fullmatch(formula) and ("dots" in formula or len(_BOUND_SPLIT.split(formula)) >= 3)
         and _DEFINITION_WORD.search(tail.lower())
-    ):
-        return "definition"  # `the set $S=\\{s_1, \\ldots, s_k\\}$`, `a sequence of checkpoints $a_1<\\ldots<a_t$`
-    return None
+    )
 
 
 _COORDINATES = re.compile(

@@ -116,8 +116,9 @@ _GARBLED_MARKUP = re.compile(
     r"\^\s*\{\s*\\wedge\s*\}|^\\\$.*\\\$$|\\operatorname\s*\{\s*(?:get|gets|and|or|so|then|thus|hence|we|have|has|is|are|for|with|of|to)\s*\}",
     re.DOTALL,
 )
-"""`\\$ 2^{\\wedge} 2 \\$`: a caret typed as text, or math delimited by escaped dollars inside math (a
-conversion that lost the markup; nobody could restore it)."""
+"""`\\$ 2^{\\wedge} 2 \\$`: a caret typed as text, math delimited by escaped dollars inside math, or words of the
+sentence typeset as operators (`\\operatorname{get} \\operatorname{gcd}(b, c)=1`): a conversion that lost the markup;
+nobody could restore it."""
 _CUT_DOTS = re.compile(rf"(?:[-+]|\\(?:cdot|times))\s*{_DOTS}\s*$")
 """`-1 \\cdot 2 \\cdot \\cdots`: a product cut off after its dots (the rest sits in another span)."""
 _WHOLE_SYSTEM = re.compile(r"^\\begin\{(alignat|eqnarray|align|flalign)\*?\}.*\\end\{\1\*?\}$", re.DOTALL)

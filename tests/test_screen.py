@@ -91,6 +91,8 @@ def test_labels_remeasure_a_read_screen_on_a_new_build(build, tmp_path, capsys):
     assert (f["real"], f["real_unmasked_in_kept_rows"], f["unlabelled_masks"]) == (len(rest) + 1, 1, 1)
     assert main([str(build), "--labels", str(labels)]) == EXIT_OK
     assert "bookkeeping (kinds 1-6): 2 labelled, 1 still masked" in capsys.readouterr().out
-    labels.write_text('{"id": "x", "start": 3, "end": 1, "kind": 0}\n')
-    assert main([str(build), "--labels", str(labels)]) == EXIT_USAGE
-    assert "line 1" in capsys.readouterr().err
+    for bad in ('{"id": "x", "start": 3, "end": 1, "kind": 0}', '{"id": "x", "start": 1, "end": 3, "kind": true}',
+                '{"id": "x", "start": 1.5, "end": 3, "kind": 0}', '{"id": "x", "start": 1, "end": 3}'):
+        labels.write_text(bad + "\n")
+        assert main([str(build), "--labels", str(labels)]) == EXIT_USAGE
+        assert "line 1" in capsys.readouterr().err

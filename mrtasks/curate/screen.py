@@ -104,9 +104,10 @@ def read_labels(path: Path) -> dict[str, dict[tuple[int, int], int]]:
             continue
         try:
             row = json.loads(line)
-            span, kind = (int(row["start"]), int(row["end"])), row["kind"]
-            if not isinstance(row["id"], str) or not isinstance(kind, int) or not 0 <= kind <= 7 or span[0] >= span[1]:
-                raise ValueError("needs a string id, start < end and a kind from 0 to 7")
+            span, kind = (row["start"], row["end"]), row["kind"]
+            if not isinstance(row["id"], str) or not all(type(v) is int for v in (*span, kind)) or not 0 <= kind <= 7 \
+                    or not 0 <= span[0] < span[1]:
+                raise ValueError("needs a string id, whole numbers 0 <= start < end and a kind from 0 to 7")
         except (ValueError, KeyError, TypeError) as e:
             raise ScreenInputError(f"--labels {path}: line {n}: {first_line(e)}") from e
         labels.setdefault(row["id"], {})[span] = kind
@@ -131,14 +132,14 @@ def label_figures(rows: list[dict[str, Any]], labels: dict[str, dict[tuple[int, 
         f["unlabelled_masks"] += len(masked - spans.keys())
         for span, kind in spans.items():
             f["masks"] += 1
-            kept = row is not None and span not in masked
+            unmasked = row is not None and span not in masked  # in a row the build keeps
             if kind in BOOKKEEPING_KINDS:
                 f["bookkeeping"] += 1
                 f["bookkeeping_masked"] += span in masked
-                f["bookkeeping_unmasked_in_kept_rows"] += kept
+                f["bookkeeping_unmasked_in_kept_rows"] += unmasked
             elif kind == 0:
                 f["real"] += 1
-                f["real_unmasked_in_kept_rows"] += kept
+                f["real_unmasked_in_kept_rows"] += unmasked
             else:
                 f["trivial"] += 1
                 f["trivial_masked"] += span in masked
@@ -180,12 +181,15 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         if args.save_ids:
             check_output_file("--save-ids", args.save_ids, "mrtasks.curate.screen", _is_ids)
-        if args.labels:
-            labels = read_labels(args.labels)
-            try:
-                rows = load_rows(args.out)
-            except (OSError, ValueError) as e:
-                raise ScreenInputError(first_line(e)) from e
+        labels = read_labels(args.labels) if args.labels else None
+        try:
+            ids = json.loads(args.ids.read_text()) if args.ids else None
+            if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+                raise ValueError("not a JSON list of ids")
+            rows = load_rows(args.out)
+        except (OSError, ValueError) as e:
+            raise ScreenInputError(first_line(e)) from e
+        if labels is not None:
             f = label_figures(rows, labels)
             print(f"{args.labels.name} against {args.out}: {f['rows']} labelled rows ({f['rows_gone']} no longer rows), "
                   f"{f['masks']} labelled masks")
@@ -196,13 +200,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  other trivial masks (kind 7): {f['trivial']} labelled, {f['trivial_masked']} still masked")
             print(f"  masks nobody labelled (new since the labels; read them): {f['unlabelled_masks']}")
             return EXIT_OK
-        try:
-            ids = json.loads(args.ids.read_text()) if args.ids else None
-            if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
-                raise ValueError("not a JSON list of ids")
-            rows = load_rows(args.out)
-        except (OSError, ValueError) as e:
-            raise ScreenInputError(first_line(e)) from e
         sample = sample_rows(rows, args.rows, args.seed, ids)
         if ids is not None and len(sample) < len(ids):
             logger.info("%d of %d ids are no longer rows of %s", len(ids) - len(sample), len(ids), args.out)

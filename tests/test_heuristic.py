@@ -470,6 +470,12 @@ def _kinds(sol: str, problem: str = "") -> dict[str, str | None]:
     return {sol[c.start : c.end]: c.junk for c in find_candidates(sol, problem=problem)}
 
 
+def _assert_kinds(got: dict[str, str | None], bookkeeping: tuple[str, ...] = (), maskable: tuple[str, ...] = ()) -> None:
+    """Each formula of `bookkeeping` is rejected (for some reason) and each of `maskable` is not."""
+    assert [f for f in bookkeeping if got[f] is None] == []
+    assert [f for f in maskable if got[f] is not None] == []
+
+
 def test_a_displayed_definition_is_read_from_the_words_before_its_display():
     """`we define\n\n$$\nM_n = ...$$`: the clause before a display is the sentence before its blank lines."""
     sol = "For every integer $n \\geqslant 1$ we define\n\n$$\nM_{n}=\\max _{k} S(n, k), \\quad m_{n}=\\min _{k} S(n, k)\n$$\n\n"
@@ -664,14 +670,12 @@ def test_round_four_bookkeeping_base_cases_bullets_with_values_chains_and_declar
         "\n\nCase 2: We have $u=v$. Then $u^2=v^2$. Now assume that $w= \\pm 1$; then $w^2=1$. "
         r"In the remaining case we have $u=2 v$ and $v=3$."
     )
-    for bookkeeping in ("m=2", r"K=3 \cdot 11", r"K=5 \cdot 7", "T=4, R=9", r"1 \leq i \leq j \leq m-1",
-                        r"2 \leqslant r \leqslant\left\lfloor\frac{m}{3}\right\rfloor", "x<y<c",
-                        r"t_{1}<t_{2}<\cdots<t_{q}", "c=0",
-                        r"\left(q_1, q_2, q_3, \ldots\right)=\left(2, 3, 5, \ldots\right)", "20,000<M<21,000",
-                        r"b_{1} \leqslant b_{2} \leqslant b_{3}", "u=v", r"w= \pm 1"):  # fmt: skip
-        assert got[bookkeeping] is not None, bookkeeping
-    for result in ("T R=36", "f(y)>f(x)", "g(m)=2 m-3", "c^2 = 4", r"b_1 b_3 \geq 1", "u^2=v^2", "w^2=1", "u=2 v"):
-        assert got[result] is None, result
+    _assert_kinds(got, bookkeeping=("m=2", r"K=3 \cdot 11", r"K=5 \cdot 7", "T=4, R=9", r"1 \leq i \leq j \leq m-1",
+                                   r"2 \leqslant r \leqslant\left\lfloor\frac{m}{3}\right\rfloor", "x<y<c",
+                                   r"t_{1}<t_{2}<\cdots<t_{q}", "c=0",
+                                   r"\left(q_1, q_2, q_3, \ldots\right)=\left(2, 3, 5, \ldots\right)", "20,000<M<21,000",
+                                   r"b_{1} \leqslant b_{2} \leqslant b_{3}", "u=v", r"w= \pm 1"),  # fmt: skip
+                  maskable=("T R=36", "f(y)>f(x)", "g(m)=2 m-3", "c^2 = 4", r"b_1 b_3 \geq 1", "u^2=v^2", "w^2=1", "u=2 v"))
 
 
 def test_new_names_by_subscript_prime_quotient_map_or_substitution_are_definitions():
@@ -732,15 +736,14 @@ def test_round_five_bookkeeping_loose_ranges_asides_opening_for_let_names_and_ge
         r"cover every residue, and so do the pairs $(s, t), s \in A, t \in B$, since $q_j \geq 2$.",
         problem=r"Let $R$ be an integer, $y$ a real number and $L$ a line; compute $(y+5)!$.",
     )
-    for bookkeeping in ("L=y+5", r"j \notin \mathcal{T}", r"r \in\{1,2, \ldots, m-1\}", r"c \leq \sqrt{50}", r"p>\frac{2}{\varepsilon}",
-                        r"u \leq 4, v \leq 3, w \leq 2", r"1 \leqslant t \leqslant m^{2}-2", r"m \nmid t", "|y|>2",
-                        r"\angle C=\varphi", r"y^{2}-q y+r=0", r"e \leqslant 3 m-2", "M=R+7", r"K \leq S_{4}",
-                        r"A=\left\{a_{1}, a_{2}, \ldots, a_{r}\right\}", r"\left\{c_{1}, \ldots, c_{r}\right\}",
-                        r"i_{1}<i_{2}<\ldots<i_{s}", r"(**), g\left(m^{m}\right)=(m+2)^{2}<10^{4}",
-                        r"2+k q_{j}, k \in \mathbb{Z}", r"(s, t), s \in A, t \in B"):  # fmt: skip
-        assert got[bookkeeping] is not None, bookkeeping
-    for result in (r"5 \cdot 4 \cdot 3=60", "|y^2|>4", r"\angle D=2 \varphi", r"q^{2}-4 r", "M^2=(R+7)^2", r"q_j \geq 2"):
-        assert got[result] is None, result
+    _assert_kinds(got, bookkeeping=("L=y+5", r"j \notin \mathcal{T}", r"r \in\{1,2, \ldots, m-1\}", r"c \leq \sqrt{50}",
+                                   r"p>\frac{2}{\varepsilon}", r"u \leq 4, v \leq 3, w \leq 2", r"1 \leqslant t \leqslant m^{2}-2",
+                                   r"m \nmid t", "|y|>2",
+                                   r"\angle C=\varphi", r"y^{2}-q y+r=0", r"e \leqslant 3 m-2", "M=R+7", r"K \leq S_{4}",
+                                   r"A=\left\{a_{1}, a_{2}, \ldots, a_{r}\right\}", r"\left\{c_{1}, \ldots, c_{r}\right\}",
+                                   r"i_{1}<i_{2}<\ldots<i_{s}", r"(**), g\left(m^{m}\right)=(m+2)^{2}<10^{4}",
+                                   r"2+k q_{j}, k \in \mathbb{Z}", r"(s, t), s \in A, t \in B"),  # fmt: skip
+                  maskable=(r"5 \cdot 4 \cdot 3=60", "|y^2|>4", r"\angle D=2 \varphi", r"q^{2}-4 r", "M^2=(R+7)^2", r"q_j \geq 2"))
     # a name the solution already uses, or a long value, stays maskable after `let`: `Let $v=c_1 v_1+\dots$` is a step
     got = _kinds(r"Take $w$ in the span. Let $w=b_1 u_1+b_2 u_2+\cdots+b_k u_k$. Let $Q=\frac{(a+b)^{2}+(a-b)^{2}}{2 a b}$.")
     assert got[r"w=b_1 u_1+b_2 u_2+\cdots+b_k u_k"] is None
@@ -757,21 +760,18 @@ def test_round_five_cases_after_displays_wlog_first_values_let_be_coordinates_an
         r"The terms from $y_3 \ldots y_9$ vanish, like $b_{1}^{\prime}, b_{2}^{\prime}, \ldots, b_{m}^{\prime}$.",
         problem=r"Find $\mathbf{u}$ and $t$.",
     )
-    for bookkeeping in (r"t = -\sqrt{2}", "m=1", "R=S", r"y>p q-p-q", r"z \in \lbrace 0, 1, 2, 3\rbrace", "P Q<P R", "k=2",
-                        r"7 q = 14, 21, 28 \Longrightarrow q = 2, 3, 4", r"\overrightarrow{P R}", r"w_1 \le w_2 \le w_3",
-                        r"\mathbf{u} = \begin{pmatrix} s \\ t \end{pmatrix}", r"y_3 \ldots y_9",
-                        r"b_{1}^{\prime}, b_{2}^{\prime}, \ldots, b_{m}^{\prime}"):  # fmt: skip
-        assert got[bookkeeping] is not None, bookkeeping
-    for result in ("t^2 = 2", "t<0", "2^k=4"):
-        assert got[result] is None, result
+    _assert_kinds(got, bookkeeping=(r"t = -\sqrt{2}", "m=1", "R=S", r"y>p q-p-q", r"z \in \lbrace 0, 1, 2, 3\rbrace", "P Q<P R", "k=2",
+                                   r"7 q = 14, 21, 28 \Longrightarrow q = 2, 3, 4", r"\overrightarrow{P R}", r"w_1 \le w_2 \le w_3",
+                                   r"\mathbf{u} = \begin{pmatrix} s \\ t \end{pmatrix}", r"y_3 \ldots y_9",
+                                   r"b_{1}^{\prime}, b_{2}^{\prime}, \ldots, b_{m}^{\prime}"),  # fmt: skip
+                  maskable=("t^2 = 2", "t<0", "2^k=4"))
     assert junk_reason(r"+ 2 p q + q^{2}") == "leading_operator" and junk_reason(r"-p+q=0") is None
     # a value after `when` can be the result, and a formula after `so` is derived, WLOG or not
     got = _kinds(
         r"So $4c^2-9$ is a square only when $c = 7$. Equality occurs when $u = 1$. By symmetry, $\angle A = \angle B$. "
         r"Without loss of generality assume $a = 2$, so $P = (2, 1)$."
     )
-    for result in ("c = 7", "u = 1", r"\angle A = \angle B", "P = (2, 1)"):
-        assert got[result] is None, result
+    _assert_kinds(got, maskable=("c = 7", "u = 1", r"\angle A = \angle B", "P = (2, 1)"))
 
 
 def test_round_five_ranges_after_quantified_clauses_names_by_such_that_and_figures_glued_to_formulas():
@@ -783,11 +783,9 @@ def test_round_five_ranges_after_quantified_clauses_names_by_such_that_and_figur
         r"holds, and $L P \perp K M, K K^{\prime}$ is a chord. We $\operatorname{get} \operatorname{lcm}(u, v)=12$. "
         r"Hence $d \mid u$ for all $t \in\{1, \ldots, m\} \backslash\{j\}$, since $j^2 = 9$.",
     )
-    for bookkeeping in (r"0 \leq e_{1}<\cdots<e_{r} \leq N-1", r"m \geqslant 4", r"m=\frac{5}{3}", r"m+j=3^{t}",
-                        r"\tan \varphi = \frac{3}{4}", r"g^{m} \stackrel{\text { def }}{=} g \circ \cdots \circ g",
-                        r"K L M, K L^{2}=K N \cdot K M", r"L P \perp K M, K K^{\prime}",
-                        r"\operatorname{get} \operatorname{lcm}(u, v)=12",
-                        r"t \in\{1, \ldots, m\} \backslash\{j\}"):  # fmt: skip
-        assert got[bookkeeping] is not None, bookkeeping
-    for result in (r"q=\sum_{i} 3^{e_i}", r"d \mid u", "j^2 = 9"):
-        assert got[result] is None, result
+    _assert_kinds(got, bookkeeping=(r"0 \leq e_{1}<\cdots<e_{r} \leq N-1", r"m \geqslant 4", r"m=\frac{5}{3}", r"m+j=3^{t}",
+                                   r"\tan \varphi = \frac{3}{4}", r"g^{m} \stackrel{\text { def }}{=} g \circ \cdots \circ g",
+                                   r"K L M, K L^{2}=K N \cdot K M", r"L P \perp K M, K K^{\prime}",
+                                   r"\operatorname{get} \operatorname{lcm}(u, v)=12",
+                                   r"t \in\{1, \ldots, m\} \backslash\{j\}"),  # fmt: skip
+                  maskable=(r"q=\sum_{i} 3^{e_i}", r"d \mid u", "j^2 = 9"))

@@ -17,7 +17,8 @@ group, the eligible rows sorted by sha256(SEED + "/" + id), the first ones taken
 `heldout` of them held out. Groups and rules are in `GROUPS`. `pick --round 3` draws the round-3
 fixture (`annotator_gold_round3.jsonl`): its own seed, every row an earlier fixture labelled left
 out, sizes in `GROUPS_ROUND3`, all held out; `pick --round 4` the same with its own seed, round 3's rows
-left out too.
+left out too; `pick --round 5` with its own seed leaves out round 4's rows and every row of the
+bookkeeping screens as well.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ MATH = ("aiwaves-cn/agents", "80b8e99666ccadc973ca3a443dd179a5d54c9e8d", "src/ag
 SEED = "annotator-gold-round2"
 SEED_ROUND3 = "annotator-gold-round3"
 SEED_ROUND4 = "annotator-gold-round4"
+SEED_ROUND5 = "annotator-gold-round5"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -55,7 +57,10 @@ GROUPS = {
 GROUPS_ROUND3 = {"olympiadbench_tp": 6, "imo_proofbench": 4, "math_train": 6, "corpora_proofs": 6}
 EARLIER_FIXTURES = ("annotator_gold.jsonl", "annotator_gold_proofs.jsonl", "annotator_gold_external.jsonl")
 LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
-                4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl"))}
+                4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl")),
+                5: (SEED_ROUND5, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl"))}
+SCREENED_FROM = 5
+"""From round 5 on, rows of the bookkeeping screens (`bookkeeping_screens/*.ids.json`, read while tuning) are left out too."""
 
 
 def git_bytes(repo: Path, commit: str, path: str) -> bytes:
@@ -136,6 +141,9 @@ def pick(args: argparse.Namespace) -> None:
     if args.round in LATER_ROUNDS:
         earlier = LATER_ROUNDS[args.round][1]
         labelled |= {json.loads(line)["id"] for f in earlier for line in open(here / f, encoding="utf-8")}
+    if args.round >= SCREENED_FROM:
+        labelled |= {i for f in sorted((here / "bookkeeping_screens").glob("*.ids.json"))
+                     for i in json.loads(f.read_text(encoding="utf-8"))}
     proofs = [
         t for s in expand_specs([parse_source(f"corpora:{args.corpora}")]) if s.name in CORPORA_PROOFS
         for t in iter_source(s) if not isinstance(t, Drop)
@@ -169,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4), default=2, help="which fixture's choice to print")
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5), default=2, help="which fixture's choice to print")
     args = p.parse_args(argv)
     build(args) if args.cmd == "build" else pick(args)
 

@@ -119,9 +119,11 @@ def test_junk_is_never_offered_and_does_not_count_towards_min_formulas():
     assert kinds["5"] == "too_short" and kinds[r"t_1 - t_0 ="] == "trailing_operator"
 
 
-def test_a_relation_split_across_adjacent_spans_is_merged():
-    sol = r"Then $A C=2 x+c=$ $x\left(2+\frac{d}{d+7}\right)$ holds."
-    assert texts(sol) == [r"A C=2 x+c=$ $x\left(2+\frac{d}{d+7}\right)"]
+def test_a_relation_split_across_adjacent_spans_is_merged_and_kept_as_context():
+    # one formula, but its mask would show the source's `=$ $` break: context, not a mask
+    sol = r"Then $A C=2 x+c=$ $x\left(2+\frac{d}{d+7}\right)$ holds, so $x = 2$."
+    assert candidates(sol)[0] == (r"A C=2 x+c=$ $x\left(2+\frac{d}{d+7}\right)", "math", "split_math")
+    assert texts(sol) == ["x = 2"]
 
 
 def test_align_rows_and_aligned_blocks_are_separate_candidates_right_hand_sides_of_rows():
@@ -789,3 +791,15 @@ def test_round_five_ranges_after_quantified_clauses_names_by_such_that_and_figur
                                    r"\operatorname{get} \operatorname{lcm}(u, v)=12",
                                    r"t \in\{1, \ldots, m\} \backslash\{j\}"),  # fmt: skip
                   maskable=(r"q=\sum_{i} 3^{e_i}", r"d \mid u", "j^2 = 9"))
+
+
+def test_round_six_values_taken_a_value_after_the_claim_points_named_and_quantities_set_up():
+    got = _kinds(
+        r"Therefore, taking $n=2$ and $n=3$, we get $7 s = 16$. Thus, taking $n=4$, we get $s_5 = 42$. This has $8$ "
+        r"factors when $m=1$. In the case when $P=Q$, choose $X=B^{\prime}$. Consider the sum $y = \cos 0^\circ + "
+        r"\cos 8^\circ + \dots + \cos 352^\circ$. Then $y^2 = 4$, and the sum is minimized when $t = 3$.",
+        problem=r"Find $X$ and $y$.",
+    )
+    _assert_kinds(got, bookkeeping=("n=2", "n=3", "n=4", "m=1", r"X=B^{\prime}",
+                                   r"y = \cos 0^\circ + \cos 8^\circ + \dots + \cos 352^\circ"),
+                  maskable=("7 s = 16", "s_5 = 42", "y^2 = 4", "t = 3"))

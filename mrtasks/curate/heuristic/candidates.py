@@ -3,7 +3,8 @@
 Policy: math spans (`spans`) trimmed of punctuation, `\\tag{}`, connective text at either end
 (`\\text{ and } x=1`, `x=1 \\text{. }`, `x=1 \\quad (\\text{since } ...)`); a continuation row
 `&= x` gives its right-hand side `x`, and so does an aligned row `A &= x` (the `&` is alignment
-residue, never part of a mask); a relation split across adjacent spans is merged; the content of
+residue, never part of a mask); a relation split across adjacent spans is merged into one candidate that
+stays context (`split_math`: a mask would show the `$ $` break inside it); the content of
 a `\\boxed{}` is the candidate (`answers`). Plain-text arithmetic (`48/2 = 24`) and theorem names
 of the checker's lexicon (`mrtasks.mathcheck.theorems.THEOREM_ALIASES`; abbreviations such as
 `SAS` only in capitals) count too; never the inside of figures or code. Each candidate carries
@@ -221,7 +222,8 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
             if len(gap) <= 8 and not _GAP_NOISE.sub("", gap):
                 joined = solution[prev.start : prev.end] + " " + text
                 if junk_reason(joined) is None:
-                    out[-1] = Candidate(prev.start, b, "math", prev.display or s.display, None)
+                    # one formula, kept whole as context: its mask would show the break `=$ $` inside it
+                    out[-1] = Candidate(prev.start, b, "math", prev.display or s.display, "split_math")
                     continue
             elif len(gap) <= 8 and not _GAP_LETTER.search(gap):
                 junk = junk or "garbled_brackets"  # `$(p-$ 1) $q=pqr+\\dots$`: the rest of a cut formula

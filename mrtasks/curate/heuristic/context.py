@@ -204,6 +204,23 @@ _WLOG = re.compile(
 """`Suppose, without loss of generality, that $A B<A C$`, `WLOG, let ...`: a case chosen by symmetry."""
 _STARTING = re.compile(r"\b(?:start(?:ing)?|begin(?:ning)?)\s+(?:with|from|at)\s*$", re.IGNORECASE)
 """`starting with $n=1$`: the first value tried."""
+_TAKING = re.compile(
+    r"\b(?:taking|take|setting|putting|plugging(?:\s+in)?|substituting|using)(?:\s+M\s*,?\s*(?:and|or)?)*\s*$", re.IGNORECASE
+)
+"""`Therefore, taking $n=2$ and $n=3$, we get ...`: values tried."""
+_WHEN_AFTER = re.compile(r"(?<!\bonly)(?<!\bexactly)\s+(?:when|whenever)\s*$", re.IGNORECASE)
+_EXTREMUM_WHEN = re.compile(
+    r"(?:minimi[sz]ed|maximi[sz]ed|occurs?|attained|achieved|holds?|equality|zero|minimum|maximum)\s+(?:when|whenever)\s*$",
+    re.IGNORECASE,
+)
+"""`the sum is minimized when $x=3$`: where the `when` states a result, not a case."""
+_NAME_IS_NAME = re.compile(rf"\s*{_ONE_SYMBOL}\s*=\s*{_ONE_SYMBOL}\s*")
+_CHOOSE = re.compile(r"\b(?:let|choose|take|set|pick|put)\s*$", re.IGNORECASE)
+_CONSIDER_THE = re.compile(
+    r"\b(?:consider|define|denote)\s+(?:the\s+)?(?:sum|product|expression|quantity|number|function|polynomial|sequence|series)\s*$",
+    re.IGNORECASE,
+)
+"""`Consider the sum $x = \\cos 0^\\circ + \\dots$`: a quantity named for the work that follows."""
 _DECLARED_IN = re.compile(r"\\(?:le|leq|leqslant|subseteq|subset|lhd|trianglelefteq|unlhd)(?![A-Za-z])")
 """A new symbol declared inside a named object: `H \\leq D_{2 n}`, `S \\subseteq X`."""
 _GENERIC_SET = re.compile(
@@ -517,21 +534,31 @@ def _loose_range(tail: str, formula: str) -> bool:
 
 def _loose_case(clause: str, tail: str, formula: str) -> bool:
     """A case opened with an aside (`If instead $x=1$`), chosen without loss of generality, opened by a sentence's
-    `For` (`For $9k = 963, 981 \\Longrightarrow n = 37, 19$, we find ...`), or a first value (`starting with $n=1$`)."""
+    `For` (`For $9k = 963, 981 \\Longrightarrow n = 37, 19$, we find ...`), or a value tried (`starting with $n=1$`,
+    `taking $n=2$`, `... has 8 factors when $n=1$`)."""
     if _one_relation(formula) and _IF_ASIDE.search(tail):
         return True
     if _WLOG.search(tail[-60:]) and len(split_top_level(formula, ",")) <= 2 and _A_RELATION.search(formula):
         return True  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`
     if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
         return True
-    return bool(_CASE_VALUE.fullmatch(formula) and _STARTING.search(tail[-24:]))
+    if _CASE_VALUE.fullmatch(formula) and (_TAKING.search(tail[-40:]) or _STARTING.search(tail[-24:])):
+        return True  # `taking $n=4$, we get`, `starting with $n=1$`
+    # `This has 8 factors when $n=1$.`: a value tried, stated after the claim (`minimized when $x=3$` is a result)
+    return bool(_CASE_VALUE.fullmatch(formula) and _WHEN_AFTER.search(tail[-30:]) and not _EXTREMUM_WHEN.search(tail[-40:]))
 
 
 def _loose_definition(solution: str, start: int, known: str, tail: str, formula: str) -> bool:
     """A name set up by `let` (`_let_names`; `Let $p(e)$ be the number ...`), by the value that picks it (`Let $\\ell$
-    be such that $n+\\ell=2^c$`; a membership after `such that` is a hypothesis), or generic elements named (`the set
+    be such that $n+\\ell=2^c$`; a membership after `such that` is a hypothesis), a point named by another (`choose
+    $X=B'$`), a quantity named for the work ahead (`Consider the sum $x = ...$`), or generic elements named (`the set
     $S=\\{s_1, \\ldots, s_k\\}`, `a sequence of checkpoints $a_1<\\ldots<a_t$`)."""
     if _LET.search(tail[-12:]) and _let_names(solution, start, formula, known):
+        return True
+    if _NAME_IS_NAME.fullmatch(formula) and _CHOOSE.search(tail[-12:]):
+        return True  # `choose $X=B^{\\prime}$`: a point named by another
+    parts = _RELATION_SPLIT.split(formula, maxsplit=1)
+    if len(parts) == 2 and _is_name(parts[0]) and _CONSIDER_THE.search(tail[-40:]):
         return True
     if _LET_BE.search(tail[-8:]) and _BE_AFTER.match(solution, start + len(formula)) and not _A_RELATION.search(formula):
         return True

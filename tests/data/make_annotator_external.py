@@ -17,8 +17,8 @@ group, the eligible rows sorted by sha256(SEED + "/" + id), the first ones taken
 `heldout` of them held out. Groups and rules are in `GROUPS`. `pick --round 3` draws the round-3
 fixture (`annotator_gold_round3.jsonl`): its own seed, every row an earlier fixture labelled left
 out, sizes in `GROUPS_ROUND3`, all held out; `pick --round 4` the same with its own seed, round 3's rows
-left out too; `pick --round 5` with its own seed leaves out round 4's rows and every row of the
-bookkeeping screens as well.
+left out too; `pick --round 5` with its own seed leaves out round 4's rows and the rows of
+screens A-E (`SCREENED_ROUND5`) as well.
 """
 
 from __future__ import annotations
@@ -59,8 +59,9 @@ EARLIER_FIXTURES = ("annotator_gold.jsonl", "annotator_gold_proofs.jsonl", "anno
 LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
                 4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl")),
                 5: (SEED_ROUND5, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl"))}
-SCREENED_FROM = 5
-"""From round 5 on, rows of the bookkeeping screens (`bookkeeping_screens/*.ids.json`, read while tuning) are left out too."""
+SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
+"""Round 5 also leaves out the rows of the bookkeeping screens that existed when it was drawn (`bookkeeping_screens/
+NAME.ids.json`, some read while tuning); a later screen is drawn outside round 5, so the choice never moves."""
 
 
 def git_bytes(repo: Path, commit: str, path: str) -> bytes:
@@ -141,9 +142,9 @@ def pick(args: argparse.Namespace) -> None:
     if args.round in LATER_ROUNDS:
         earlier = LATER_ROUNDS[args.round][1]
         labelled |= {json.loads(line)["id"] for f in earlier for line in open(here / f, encoding="utf-8")}
-    if args.round >= SCREENED_FROM:
-        labelled |= {i for f in sorted((here / "bookkeeping_screens").glob("*.ids.json"))
-                     for i in json.loads(f.read_text(encoding="utf-8"))}
+    if args.round == 5:
+        labelled |= {i for name in SCREENED_ROUND5
+                     for i in json.loads((here / "bookkeeping_screens" / f"{name}.ids.json").read_text(encoding="utf-8"))}
     proofs = [
         t for s in expand_specs([parse_source(f"corpora:{args.corpora}")]) if s.name in CORPORA_PROOFS
         for t in iter_source(s) if not isinstance(t, Drop)

@@ -435,6 +435,13 @@ def test_the_report_says_whether_the_control_scores_as_the_warm_start(tmp_path):
     assert not _control(config, paths, warm, [1, 8, 64], CONTROL, HELDOUT_NAME)["equal"]
 
 
+def test_the_report_names_the_gpu_the_grpo_steps_ran_on():
+    from training.learn_report import machine
+
+    assert machine(2, None) == "a machine with 2 cores"
+    assert machine(16, "NVIDIA H100 80GB HBM3").startswith("a machine with 16 cores and one NVIDIA H100 80GB HBM3 (the GRPO")
+
+
 def test_a_bad_override_or_argument_is_refused_before_any_work(tmp_path, capsys):
     from training.learn import main
     from training.learn_model import main as learn_model_main

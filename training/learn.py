@@ -131,6 +131,15 @@ class LearnConfig:
         return dataclasses.asdict(self)
 
 
+def _gpu_name() -> str | None:
+    """The CUDA device the GRPO steps ran on (TRL places them there when one is present), or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
 def mode_config(mode: str) -> LearnConfig:
     """The settings of `default`, `full` (every Stage I task) or `quick` (one seed, Stage I only)."""
     if mode == "default":
@@ -559,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
                 "command": command, "started": started, "wall_s": round(time.time() - started, 1),
                 "mode": config.mode, "arms": list(config.arms), "jobs": jobs, "threads_per_job": runner.threads, "cores": os.cpu_count(),
                 "loadavg_start": load_start, "loadavg_end": os.getloadavg(), "commands": runner.timings,
-                "cpu_s": runner.cpu,
+                "cpu_s": runner.cpu, "gpu": _gpu_name(),
             })
             timings_path.write_text(json.dumps(timings, indent=2) + "\n")
         (out / "learn_record.json").write_text(json.dumps(record, indent=2) + "\n")

@@ -203,6 +203,14 @@ def _minutes(seconds: float | None) -> str:
     return "n/a" if seconds is None else f"{seconds / 60:.1f} min ({seconds:.0f} s)"
 
 
+def machine(cores: int | None, gpu: str | None) -> str:
+    """Where the run ran: the GRPO steps go to a GPU when one is present (TRL's default device)."""
+    where = f"a machine with {cores} cores"
+    if gpu:
+        where += f" and one {gpu} (the GRPO steps ran on it; the warm start and the evaluations on the CPU)"
+    return where
+
+
 def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[str, Any]:
     """Write the Markdown report and its PNGs beside it; return the checks' verdicts."""
     from training.learn import BASELINE, CONTROL, HELDOUT_NAME, WARM_START, arm_models, eval_name, passk_ks
@@ -364,7 +372,7 @@ def write_report(config: Any, paths: Any, report: Path, command: str) -> dict[st
         "",
         f"Command: `{command}`" + {"default": " (`make learn`)", "full": " (`make learn FULL=1`)"}.get(config.mode, ""),
         "",
-        f"Written {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on a machine with {os.cpu_count()} cores;",
+        f"Written {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on {machine(os.cpu_count(), last.get('gpu'))};",
         f"load average at start {_load(last.get('loadavg_start'))}, at end {_load(last.get('loadavg_end'))}"
         f" ({last.get('jobs', '?')} jobs at a time, {last.get('threads_per_job', '?')} torch thread(s) each).",
         "",

@@ -18,7 +18,7 @@ group, the eligible rows sorted by sha256(SEED + "/" + id), the first ones taken
 fixture (`annotator_gold_round3.jsonl`): its own seed, every row an earlier fixture labelled left
 out, sizes in `GROUPS_ROUND3`, all held out; `pick --round 4` the same with its own seed, round 3's rows
 left out too; `pick --round 5` with its own seed leaves out round 4's rows and the rows of
-screens A-E (`SCREENED_ROUND5`) as well.
+screens A-E (`SCREENED_ROUND5`) as well; `pick --round 6` leaves out round 5's rows and screen F too.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ SEED = "annotator-gold-round2"
 SEED_ROUND3 = "annotator-gold-round3"
 SEED_ROUND4 = "annotator-gold-round4"
 SEED_ROUND5 = "annotator-gold-round5"
+SEED_ROUND6 = "annotator-gold-round6"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -58,10 +59,13 @@ GROUPS_ROUND3 = {"olympiadbench_tp": 6, "imo_proofbench": 4, "math_train": 6, "c
 EARLIER_FIXTURES = ("annotator_gold.jsonl", "annotator_gold_proofs.jsonl", "annotator_gold_external.jsonl")
 LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
                 4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl")),
-                5: (SEED_ROUND5, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl"))}
+                5: (SEED_ROUND5, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl")),
+                6: (SEED_ROUND6, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl",
+                                  "annotator_gold_round5.jsonl"))}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
-"""Round 5 also leaves out the rows of the bookkeeping screens that existed when it was drawn (`bookkeeping_screens/
-NAME.ids.json`, some read while tuning); a later screen is drawn outside round 5, so the choice never moves."""
+SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f")}
+"""Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
+(`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
 
 
 def git_bytes(repo: Path, commit: str, path: str) -> bytes:
@@ -142,8 +146,8 @@ def pick(args: argparse.Namespace) -> None:
     if args.round in LATER_ROUNDS:
         earlier = LATER_ROUNDS[args.round][1]
         labelled |= {json.loads(line)["id"] for f in earlier for line in open(here / f, encoding="utf-8")}
-    if args.round == 5:
-        labelled |= {i for name in SCREENED_ROUND5
+    if args.round in SCREENED:
+        labelled |= {i for name in SCREENED[args.round]
                      for i in json.loads((here / "bookkeeping_screens" / f"{name}.ids.json").read_text(encoding="utf-8"))}
     proofs = [
         t for s in expand_specs([parse_source(f"corpora:{args.corpora}")]) if s.name in CORPORA_PROOFS
@@ -178,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5), default=2, help="which fixture's choice to print")
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6), default=2, help="which fixture's choice to print")
     args = p.parse_args(argv)
     build(args) if args.cmd == "build" else pick(args)
 

@@ -221,6 +221,14 @@ def test_theorem_names_are_candidates_and_compare_by_name_with_aliases():
     assert theorem_names_equal("the pigeonhole", "pigeonhole principle") is True
 
 
+def test_the_induction_hypothesis_is_a_reference_and_induction_the_named_method():
+    got = candidates(r"We prove $a_n < 2^n$ by induction on $n$. By the inductive hypothesis, $a_{n} < 2^{n}$, "
+                     r"so by the induction hypothesis again $a_{n+1} \leq 2 a_n < 2^{n+1}$.")
+    names = {text: junk for text, kind, junk in got if kind == "theorem"}
+    assert names == {"induction": None, "inductive hypothesis": "hypothesis_reference",
+                     "induction hypothesis": "hypothesis_reference"}
+
+
 def test_theorem_abbreviations_match_only_in_capitals():
     assert [t for t, k, _ in candidates("By SAS the triangles agree, and sas is not a name.") if k == "theorem"] == ["SAS"]
 

@@ -7,7 +7,8 @@ residue, never part of a mask); a relation split across adjacent spans is merged
 stays context (`split_math`: a mask would show the `$ $` break inside it); the content of
 a `\\boxed{}` is the candidate (`answers`). Plain-text arithmetic (`48/2 = 24`) and theorem names
 of the checker's lexicon (`mrtasks.mathcheck.theorems.THEOREM_ALIASES`; abbreviations such as
-`SAS` only in capitals) count too; never the inside of figures or code. Each candidate carries
+`SAS` only in capitals) count too, except a reference to the induction hypothesis (context); never the inside of
+figures or code. Each candidate carries
 its junk reason (`junk`, or a bookkeeping role of `context`) and its role. Candidates never overlap.
 """
 
@@ -21,7 +22,7 @@ from mrtasks.curate.heuristic.config import HeuristicConfig
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.heuristic.junk import junk_reason
 from mrtasks.curate.heuristic.spans import MathSpan, Regions, math_spans, row_spans, strip_span, top_level_marks
-from mrtasks.mathcheck.theorems import THEOREM_ALIASES
+from mrtasks.mathcheck.theorems import THEOREM_ALIASES, canonical_theorem
 
 _TRAILING_NOISE = re.compile(
     r"(?:\s|[.,;:]|\\\\|~|\\(?:[,;:! ]|quad|qquad|nonumber|notag)(?![A-Za-z])|\\(?:tag|label)\*?\{[^{}]*\})+$"
@@ -169,6 +170,9 @@ def _theorem_matches(text: str) -> list[tuple[int, int]]:
 
 
 _WORD = re.compile(r"[a-z0-9]+")
+HYPOTHESIS_NAMES = ("induction hypothesis",)
+"""Lexicon names that point back at an assumption of the proof in progress (`by the induction hypothesis`), not at a
+result it rests on: context (`hypothesis_reference`). The method itself (`induction`) stays a candidate."""
 
 
 def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), problem: str = "") -> list[Candidate]:
@@ -244,7 +248,8 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
     if config.theorem_names:
         for ta, tb in _theorem_matches(solution):
             if not covered.touches(ta, tb):
-                extra.append(Candidate(ta, tb, "theorem", False, None))
+                reason = "hypothesis_reference" if canonical_theorem(solution[ta:tb]) in HYPOTHESIS_NAMES else None
+                extra.append(Candidate(ta, tb, "theorem", False, reason))
     if extra:
         taken, last_end = Regions([(c.start, c.end) for c in out]), -1
         for c in sorted(extra, key=lambda c: (c.start, -c.end)):

@@ -19,7 +19,9 @@ Policy: junk is never maskable and does not count towards `--min-formulas`. By f
 - two formulas run together in one span: a relation, then the next sentence's subject (`q \\equiv 3 \\pmod 4, q`),
   or the figure a sentence names, then its formula (`P C A, \\angle P A O = 90^\\circ`); words typeset as
   operators (`\\operatorname{get} \\gcd(b, c)=1`); one relation the source breaks across two math spans at a
-  line end (`split_math`, set by `candidates`: `$\\angle A=$ $\\angle B$` joined would show the break in its mask).
+  line end (`split_math`, set by `candidates`: `$\\angle A=$ $\\angle B$` joined would show the break in its mask);
+- a theorem name that refers back to the proof's own assumption (`by the induction hypothesis`:
+  `hypothesis_reference`, set by `candidates`).
 
 Bookkeeping that only its context shows (case labels and hypotheses, notation definitions,
 quantifier ranges) is `context.role`'s; alignment rows `A &= B` are cut to `B` by `candidates`.
@@ -56,7 +58,7 @@ JUNK_REASONS: tuple[str, ...] = (
     "too_short", "bare_number_or_unit", "text_only", "leading_relation", "trailing_operator",
     "unbalanced_braces", "garbled_brackets", "nested_box_or_tag", "top_level_semicolon",
     "alignment_residue", "table", "index_range", "label", "case_prefix", "leading_operator", "trailing_subject", "leading_subject",
-    "garbled_markup", "split_math",
+    "garbled_markup", "split_math", "hypothesis_reference",
 )
 _SUBJECT = re.compile(r"^\s*(?:\\(?:sin|cos|tan|log|ln)\s*)?(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w+\}?)?\s*$")
 _POINTS = re.compile(r"^\s*(?:[A-Z](?:_\{?\w+\}?)?(?:'|\^\{?\\prime\}?)?\s*){2,4}$")

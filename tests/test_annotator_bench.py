@@ -77,6 +77,24 @@ def test_the_cli_reports_per_kind_and_refuses_changed_or_missing_texts(tmp_path,
     assert "fixture id mini/p1 not found in" in capsys.readouterr().err
 
 
+def test_a_second_labelling_is_scored_as_the_labellers_agreement(tmp_path, capsys):
+    src, fixture = _write(tmp_path)
+    spec = f"{src}:problem=question,solution=text,id=uid,kind=type"
+    second = tmp_path / "second.jsonl"
+    rows = [json.loads(line) for line in fixture.read_text().splitlines()]
+    rows[0]["formulas"] = ["n^2 = (2k+1)^2 = 4k^2+4k+1", "n"]  # one extra formula, not the first labeller's
+    rows[0]["steps"] = ["Assume", "Hence"]  # one cut fewer: precision 1, recall 2/3
+    second.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    main(["--fixture", str(fixture), "--second-labelling", str(second), "--source", spec, "--json"])
+    got = json.loads(capsys.readouterr().out)["all"]
+    assert got["top7_precision"] == pytest.approx(3 / 4) and got["step_precision"] == 1.0
+    assert got["step_recall"] == round(2 / 3, 4)  # the figures are rounded to 4 digits
+    second.write_text(json.dumps(rows[1]) + "\n")
+    with pytest.raises(SystemExit):
+        main(["--fixture", str(fixture), "--second-labelling", str(second), "--source", spec])
+    assert "has no row mini/p1" in capsys.readouterr().err
+
+
 def _rows(fixture):
     return [json.loads(line) for line in fixture.read_text().splitlines()]
 

@@ -7,7 +7,8 @@ step. The labels were written and committed before the ranking was tuned; rows m
 were never looked at while tuning and are reported separately. A fixture whose texts live in
 other local files is read with `--source SPEC` (the build's source syntax, repeatable) instead of
 `--corpora`; `tests/data/ANNOTATOR_GOLD.md` says how to recreate them. `--by kind|source` adds
-figures per group.
+figures per group. `--second-labelling FILE` scores another labelling of the same rows in place of the
+annotator: the labellers' agreement, which bounds what any annotator can score against one of them.
 
 Figures (micro-averaged over rows):
 - top-7 precision: the share of the annotator's first 7 formulas that are gold formulas;
@@ -246,17 +247,41 @@ def fixture_row_problem(row: dict[str, Any], by: str | None = None) -> str | Non
     return None
 
 
+Labels = tuple[list[str], list[str]]
+"""A labelling of one solution: its ranked formulas and its steps (or the verbatim start of each)."""
+
+
+def _labels(out: Trajectory | Drop | Labels) -> Labels:
+    if isinstance(out, Drop):
+        return [], []
+    if isinstance(out, tuple):
+        return out
+    return [f.text for f in out.formulas], out.steps
+
+
+def second_labeller(items: list[tuple[dict[str, Any], Trajectory]]) -> Callable[[Trajectory], Labels]:
+    """Another labelling of the same rows (fixture rows, as `load_fixture` reads them) as an annotator: scored
+    against the fixture, its figures are the labellers' agreement, the ceiling of the annotator's."""
+    by_id = {row["id"]: (row["formulas"], row["steps"]) for row, _ in items}
+
+    def annotate(traj: Trajectory) -> Labels:
+        if traj.id not in by_id:
+            raise ValueError(f"the second labelling has no row {traj.id}")
+        return by_id[traj.id]
+
+    return annotate
+
+
 def evaluate(
     items: list[tuple[dict[str, Any], Trajectory]],
-    annotate: Callable[[Trajectory], Trajectory | Drop],
+    annotate: Callable[[Trajectory], Trajectory | Drop | Labels],
     min_formulas: int = 7,
 ) -> dict[str, Tally]:
-    """Score an annotator on fixture rows; tallies per split (`tune`, `heldout`) and `all`."""
+    """Score an annotator (or another labelling, see `second_labeller`) on fixture rows; tallies per split
+    (`tune`, `heldout`) and `all`."""
     tallies: dict[str, Tally] = {"tune": Tally(), "heldout": Tally(), "all": Tally()}
     for gold, traj in items:
-        out = annotate(traj)
-        formulas = [] if isinstance(out, Drop) else [f.text for f in out.formulas]
-        steps = [] if isinstance(out, Drop) else out.steps
+        formulas, steps = _labels(annotate(traj))
         top = formulas[:TOP_K]
         hits = [any(formula_matches(p, g) for g in gold["formulas"]) for p in top]
         recall = [any(formula_matches(p, g) for p in top) for g in gold["formulas"][:TOP_K]]
@@ -296,27 +321,37 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--by", choices=("kind", "source"), help="also report the figures per fixture kind or source")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--misses", action="store_true", help="also list the top-7 formulas that are not gold")
+    p.add_argument("--second-labelling", type=Path, metavar="FILE",
+                   help="score this labelling of the same rows (a fixture file) instead of the annotator: the "
+                        "labellers' agreement, the ceiling of the annotator's figures")
     args = p.parse_args(argv)
     from mrtasks.curate.sources import SourceError
 
     try:
         items = load_fixture(args.fixture, args.corpora, args.source, by=args.by)
+        if args.second_labelling:
+            second = load_fixture(args.second_labelling, args.corpora, args.source)
+            missing = sorted({gold["id"] for gold, _ in items} - {row["id"] for row, _ in second})
+            if missing:
+                raise ValueError(f"--second-labelling {args.second_labelling} has no row {missing[0]} "
+                                 f"({len(missing)} fixture row(s) missing)")
     except (ValueError, SourceError) as e:  # a missing row, a changed text, a bad spec: one line, not a traceback
         p.error(str(e))
+    annotate = second_labeller(second) if args.second_labelling else HeuristicAnnotator().annotate_one
     try:
-        annotator = HeuristicAnnotator()
-        tallies = evaluate(items, annotator.annotate_one)
+        tallies = evaluate(items, annotate)
         figures = {name: t.figures() for name, t in tallies.items()}
         for group in sorted({gold[args.by] for gold, _ in items}) if args.by else []:
             part = [(gold, traj) for gold, traj in items if gold[args.by] == group]
-            figures |= {f"{group}/{name}": t.figures() for name, t in evaluate(part, annotator.annotate_one).items() if t.rows}
+            figures |= {f"{group}/{name}": t.figures() for name, t in evaluate(part, annotate).items() if t.rows}
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
-        print(f"heuristic annotator vs {args.fixture.name} ({len(items)} solutions)")
+        who = f"labelling {args.second_labelling.name}" if args.second_labelling else "heuristic annotator"
+        print(f"{who} vs {args.fixture.name} ({len(items)} solutions)")
         cols = list(figures["all"])
         width = max(8, *map(len, figures))
         print(f"  {'split':{width}}" + "".join(f"{c:>22}" for c in cols))

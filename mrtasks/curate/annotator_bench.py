@@ -259,17 +259,17 @@ def _labels(out: Trajectory | Drop | Labels) -> Labels:
     return [f.text for f in out.formulas], out.steps
 
 
-def second_labeller(items: list[tuple[dict[str, Any], Trajectory]]) -> Callable[[Trajectory], Labels]:
-    """Another labelling of the same rows (fixture rows, as `load_fixture` reads them) as an annotator: scored
-    against the fixture, its figures are the labellers' agreement, the ceiling of the annotator's."""
+def second_labeller(
+    items: list[tuple[dict[str, Any], Trajectory]], ids: list[str], name: str = "the second labelling"
+) -> Callable[[Trajectory], Labels]:
+    """Another labelling (fixture rows, as `load_fixture` reads them) of the rows `ids` as an annotator: scored
+    against the fixture, its figures are the labellers' agreement, the ceiling of the annotator's. A ValueError
+    names the first row of `ids` it lacks."""
     by_id = {row["id"]: (row["formulas"], row["steps"]) for row, _ in items}
-
-    def annotate(traj: Trajectory) -> Labels:
-        if traj.id not in by_id:
-            raise ValueError(f"the second labelling has no row {traj.id}")
-        return by_id[traj.id]
-
-    return annotate
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise ValueError(f"{name} has no row {missing[0]} ({len(missing)} fixture row(s) missing)")
+    return lambda traj: by_id[traj.id]
 
 
 def evaluate(
@@ -329,15 +329,12 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         items = load_fixture(args.fixture, args.corpora, args.source, by=args.by)
+        annotate = HeuristicAnnotator().annotate_one
         if args.second_labelling:
-            second = load_fixture(args.second_labelling, args.corpora, args.source)
-            missing = sorted({gold["id"] for gold, _ in items} - {row["id"] for row, _ in second})
-            if missing:
-                raise ValueError(f"--second-labelling {args.second_labelling} has no row {missing[0]} "
-                                 f"({len(missing)} fixture row(s) missing)")
+            annotate = second_labeller(load_fixture(args.second_labelling, args.corpora, args.source),
+                                       [gold["id"] for gold, _ in items], f"--second-labelling {args.second_labelling}")
     except (ValueError, SourceError) as e:  # a missing row, a changed text, a bad spec: one line, not a traceback
         p.error(str(e))
-    annotate = second_labeller(second) if args.second_labelling else HeuristicAnnotator().annotate_one
     try:
         tallies = evaluate(items, annotate)
         figures = {name: t.figures() for name, t in tallies.items()}

@@ -811,3 +811,33 @@ def test_round_six_values_taken_a_value_after_the_claim_points_named_and_quantit
     _assert_kinds(got, bookkeeping=("n=2", "n=3", "n=4", "m=1", r"X=B^{\prime}",
                                    r"y = \cos 0^\circ + \cos 8^\circ + \dots + \cos 352^\circ"),
                   maskable=("7 s = 16", "s_5 = 42", "y^2 = 4", "t = 3"))
+
+
+def test_round_eight_value_runs_symmetry_assumptions_sign_charts_and_generic_forms_are_bookkeeping():
+    got = _kinds(
+        r"The poles are at $t = 1,$ $t = 2,$ $\dots,$ $t = 50.$ We try small values: $k = 2$, $k=3$, and $k=5$ all fail. "
+        r"By symmetry, we assume that $PQ>PR$. Swapping the roles, we may assume $u_1<u_2$. For every point $Z \neq O$ "
+        r"the claim holds. Recall that the roots of a quadratic $ax^2+bx+c=0$ have sum $-\frac{b}{a}$. "
+        r"The chart: \begin{tabular}{c|cc} &$t-1$ &$g(t)$ \\ \hline$t<1$ &$-$&$+$\\ $t>1$ &$+$&$-$\\ \end{tabular} "
+        r"So the roots are $w = 4$, $w = 6$, and $w = 9$, and we get a quadratic $s^2 - ps + q = 0$ in $s$."
+    )
+    _assert_kinds(got, bookkeeping=("t = 1", "t = 2", "t = 50", "k = 2", "k=3", "k=5", "PQ>PR", "u_1<u_2", r"Z \neq O",
+                                   "ax^2+bx+c=0", "t<1", "t>1"),
+                  maskable=("w = 4", "w = 6", "w = 9", "s^2 - ps + q = 0"))
+
+
+def test_garbled_bars_leading_stacked_relations_and_counted_label_sets_are_not_maskable():
+    assert junk_reason(r"g(a-b)|| g(a)-g(b) \mid=g(b)-g(a)>0") == "garbled_markup"  # `\mid` closing an absolute value
+    assert junk_reason(r"q \mid n^{2}+1") is None  # a divisibility
+    assert junk_reason(r"\mid X \cup Y \mid = \mid X \mid + \mid Y \mid") is None  # bars written `\mid` only: readable
+    assert junk_reason(r"\stackrel{(2)}{=} h(7) \stackrel{(1)}{=} h(3)") == "leading_relation"
+    assert junk_reason(r"\left\{1,2, \ldots, m\right\}") == "index_range"
+    assert junk_reason(r"B_{j}=\{z_{j}, \ldots, z_{j+r}\}, j=1,2, \ldots, r+s") == "index_range"
+    assert junk_reason(r"S=\{1,2,\ldots,m\}") is None
+
+
+def test_formulas_after_a_bookkeeping_word_are_offered_after_the_others():
+    """Two equally strong relations: the later one would rank first, but an `if` shortly before it (a bookkeeping
+    cue) sends it after the one stated plainly; the derived `n = 5` stays on top."""
+    sol = r"We note $m = r^2 + 4r + 2$ here. If needed, we note $q = r^2 + 4r + 1$ here. Hence $n = 5$."
+    assert texts(sol) == ["n = 5", "m = r^2 + 4r + 2", "q = r^2 + 4r + 1"]

@@ -24,13 +24,12 @@ import argparse
 import json
 import logging
 import random
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mrtasks.curate.heuristic.context import role
+from mrtasks.curate.heuristic.context import bookkeeping_cue, role
 from mrtasks.curate.quality import mask_spans
 from mrtasks.logs import first_line, run_command
 from mrtasks.output import OutputError, check_output_file, write_output_file
@@ -45,12 +44,6 @@ EXIT_OK, EXIT_USAGE, EXIT_OUTPUT = 0, 2, 4
 class ScreenInputError(Exception):
     """The --ids file or the build's rows cannot be read (exit 2)."""
 
-
-_CUE = re.compile(
-    r"(?i)\b(?:let|denote|denoting|define|defining|where|case|if|when|suppose|assume|consider|set|call|write|put|take|"
-    r"choose|for|with|fix|pick|given\s+by|namely|say)\b[^.]{0,50}$"
-)
-_CUE_INSIDE = ("&", "\\text", "\\$", "!")
 
 
 def load_rows(out: Path) -> list[dict[str, Any]]:
@@ -67,9 +60,8 @@ def sample_rows(rows: list[dict[str, Any]], n: int, seed: int, ids: list[str] | 
 
 
 def is_cue(solution: str, start: int, end: int) -> bool:
-    """A mask worth a first look: a bookkeeping word shortly before it, or residue inside it."""
-    inside = solution[start:end]
-    return bool(_CUE.search(solution[max(0, start - 80) : start])) or any(c in inside for c in _CUE_INSIDE)
+    """A mask worth a first look: a bookkeeping word shortly before it, or residue inside it (`context.bookkeeping_cue`)."""
+    return bookkeeping_cue(solution, start, end)
 
 
 def screen_lines(rows: list[dict[str, Any]], context: int = 45, cues: bool = False) -> Iterator[str]:

@@ -8,7 +8,8 @@ sentence end, a blank line or a display):
   - `case_hypothesis`: the formula opens a case (`If $r \\equiv 2 \\pmod 5$, then ...`, `When
     $x<0$, ...`, `In the case $k=0$ ...`, `The base case $n=1$`, `- when $N=7$, ...`, `With $T=3, K=5$, ...`,
     `If instead $x=1$`, `If (writing bars for the norm) $|y|>2$`, a sentence opened by `For $d \\le 3$ the claim ...`,
-    `Suppose, without loss of generality, that $AB<AC$`, `starting with $n=1$`, `The base case, $n=1$, ...`);
+    `Suppose, without loss of generality, that $AB<AC$`, `we may assume $a<b$`, `By symmetry, we assume that $AC>BC$`,
+    `starting with $n=1$`, `The base case, $n=1$, ...`);
   - `definition`: notation is set up (`Let $p = x+y+z$`, `where $U = F^c$`, `Denote $d=\\gcd(a,b)$`):
     one side of the relation is a single symbol the text has not used before (`H_i` after a bare
     `H`, `N'` after `N`), or symbols are declared (`Let $a, b \\in G$`, `Choose $x \\in H$`, `Let $J / K
@@ -16,12 +17,16 @@ sentence end, a blank line or a display):
     solution has not written is given a short value right after `let` (`Let $N=T+10$`), or coordinates are named
     (`Let $\\mathbf{v}=(x, y)$`), or a name is set up by `Let $p(e)$ be ...` or by the value that picks it (`Let
     $\\ell$ be such that $n+\\ell=2^c$`), or generic elements are named
-    (`S=\\{s_1, \\ldots, s_k\\}`, `a sequence $a_1<a_2<\\ldots<a_t$`, `Let the roots be ordered $z_1 \\le z_2 \\le z_3$`);
+    (`S=\\{s_1, \\ldots, s_k\\}`, `a sequence $a_1<a_2<\\ldots<a_t$`, `Let the roots be ordered $z_1 \\le z_2 \\le z_3$`),
+    or a general form is written out (`the roots of a quadratic $ax^2+bx+c=0$`);
   - `quantifier_range`: a short range after a quantifier (`for all $n \\ge N_2$`, `for some $k \\ge 1$`,
     `trivial for $n=1$`, `with $0 \\le j \\le i \\le m-2$`, `such that $x<y<b$`, `a general $n \\ge 7$`, `for
     $j \\notin \\mathcal{J}$`, `for some $n>\\frac{1}{\\delta}$`, `for some integers $k$ and $0 \\le m_1<\\cdots<m_k$`, `by
-    induction on $n \\ge 5$`), or a condition after `where` (`where $m \\nmid t$`);
-  - `table_cell`: the formula is a cell of a Markdown table (a verification table);
+    induction on $n \\ge 5$`, `every point $S \\neq P$`), or a condition after `where` (`where $m \\nmid t$`), or one of a
+    run of values counted off (`asymptotes at $x = 1,$ $x = 2,$ $\\dots,$ $x = 100$`; `The values $m=1$, $m=2$ and $m=3$
+    fail`, values tried, not `the roots are $x=1$, $x=2$, $x=3$`);
+  - `table_cell`: the formula is a cell of a Markdown table or of a text-mode `tabular` (a verification table, a sign
+    chart);
 - ranking evidence (`ranking`): `derived` (after "so", "hence", "we get", "which gives", "it
   follows that", ...: a result the text establishes), `claim` (the statement of a claim or lemma,
   or what "we prove/show that"), `assumed` (after "suppose", "assume", "such that": a hypothesis,
@@ -137,10 +142,12 @@ _RANGE_BEFORE = re.compile(
 _RANGE_WORDS = re.compile(r"for|with|if|whenever|check|test|such")  # `_RANGE_BEFORE` holds one
 _GENERAL = re.compile(
     r"\b(?:general|case\s+of|all|every|each|any|arbitrary)"
-    r"(?:\s+(?:positive|negative|nonnegative|real|natural|odd|even|prime|integers?|numbers?|reals?))*\s*$",
+    r"(?:\s+(?:positive|negative|nonnegative|real|natural|odd|even|prime|integers?|numbers?|reals?))*"
+    r"(?:\s+(?:points?|lines?|vertex|vertices|elements?|indices|index|sets?|circles?|primes?))?\s*$",
     re.IGNORECASE,
 )
-"""`the general case of $N>1$ boxes`, `for a general $n \\geq 7$`, `all $n \\geq 7$ boxes`: a declared bound."""
+"""`the general case of $N>1$ boxes`, `for a general $n \\geq 7$`, `all $n \\geq 7$ boxes`, `every point $S \\neq P$`: a
+declared bound."""
 _GENERAL_WORD = re.compile(r"general|case|all|every|each|any|arbitrary")  # `_GENERAL` holds one
 _WITH_VALUES = re.compile(r"(?:^|[,;:(]|\bM)\s*with\s*$", re.IGNORECASE)
 """`With $T=3, K=5$, the answer is ...`, `each prime $p_i$ with $(p_1, p_2, \\ldots)=(2, 3, \\ldots)$`: values given
@@ -202,6 +209,12 @@ _WLOG = re.compile(
     re.IGNORECASE,
 )
 """`Suppose, without loss of generality, that $A B<A C$`, `WLOG, let ...`: a case chosen by symmetry."""
+_MAY_ASSUME = re.compile(
+    r"(?:\b(?:we|one)\s+(?:may|can|could|might)\s+(?:also\s+|now\s+|further\s+|then\s+)?|\bby\s+symmetry\b[^.;]{0,30}?\b)"
+    r"(?:assume|suppose)(?:\s+that)?\s*$",
+    re.IGNORECASE,
+)
+"""`we may assume $A A_1<C C_1$`, `By symmetry, we assume that $AC>BC$`: a case chosen by symmetry (`_WLOG` unspoken)."""
 _STARTING = re.compile(r"\b(?:start(?:ing)?|begin(?:ning)?)\s+(?:with|from|at)\s*$", re.IGNORECASE)
 """`starting with $n=1$`: the first value tried."""
 _TAKING = re.compile(
@@ -444,6 +457,21 @@ def _one_relation(text: str) -> bool:
     return all(_ASSIGNMENT.fullmatch(item) for item in re.split(r",\s*(?![^()]*\))", text))
 
 
+_CUE = re.compile(
+    r"(?i)\b(?:let|denote|denoting|define|defining|where|case|if|when|suppose|assume|consider|set|call|write|put|take|"
+    r"choose|for|with|fix|pick|given\s+by|namely|say)\b[^.]{0,50}$"
+)
+_CUE_INSIDE = ("&", "\\text", "\\$", "!")
+
+
+def bookkeeping_cue(solution: str, start: int, end: int) -> bool:
+    """A weak sign of bookkeeping: a definition, case or quantifier word shortly before the formula (same sentence), or
+    alignment marks, `\\text`, an escaped dollar or a `!` inside it. Most formulas with a cue are real; the ranking
+    offers them after the others (`ranking.CUE_PENALTY`), and the screen shows them first."""
+    inside = solution[start:end]
+    return bool(_CUE.search(solution[max(0, start - 80) : start])) or any(c in inside for c in _CUE_INSIDE)
+
+
 def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     """The formula's role where it stands: a key of `BOOKKEEPING`, `derived`, `claim`, `assumed`, or
     None. `known` is the problem statement (symbols it uses are not new notation)."""
@@ -452,6 +480,8 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     line = solution.rfind("\n", 0, start) + 1
     if solution.startswith("|", line) and (solution.count("|", line, start) >= 2 or _row_of_cells(solution, line, end)):
         return "table_cell"  # a cell of a Markdown table: `| $k$ | $y$ | $x = \\pm 5$ |`, its first cell too
+    if "tabular}" in solution and _in_tabular(solution, start):
+        return "table_cell"  # `\\begin{tabular}{c|cc} $x<0$ & $-$ & $+$ \\\\ ...`: a sign chart's row label
     clause = _clause(solution, start)
     tail = clause[-90:]  # every pattern but `claim` reads the words just before the formula
     low = tail.lower()  # cheap word tests first: most formulas have none of these words near them
@@ -517,6 +547,8 @@ def _more_bookkeeping(solution: str, start: int, known: str, clause: str, tail: 
         return "case_hypothesis"
     if _loose_definition(solution, start, known, tail, formula):
         return "definition"
+    if _CASE_VALUE.fullmatch(formula) and _value_run(solution, start, start + len(formula)) and not _derived(tail):
+        return "quantifier_range"
     return None
 
 
@@ -538,8 +570,9 @@ def _loose_case(clause: str, tail: str, formula: str) -> bool:
     `taking $n=2$`, `... has 8 factors when $n=1$`)."""
     if _one_relation(formula) and _IF_ASIDE.search(tail):
         return True
-    if _WLOG.search(tail[-60:]) and len(split_top_level(formula, ",")) <= 2 and _A_RELATION.search(formula):
-        return True  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`
+    if (_WLOG.search(tail[-60:]) or _MAY_ASSUME.search(tail[-60:])) and len(split_top_level(formula, ",")) <= 2 \
+            and _A_RELATION.search(formula):
+        return True  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`, `we may assume $a<b$`
     if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
         return True
     if _CASE_VALUE.fullmatch(formula) and (_TAKING.search(tail[-40:]) or _STARTING.search(tail[-24:])):
@@ -564,10 +597,26 @@ def _loose_definition(solution: str, start: int, known: str, tail: str, formula:
         return True
     if "that" in tail[-30:].lower() and _SUCH_THAT_NAMES.search(tail) and _one_relation(formula) and "=" in formula:
         return True
+    generic = _GENERIC_FORM.search(tail) if _A_RELATION.search(formula) else None
+    if generic and _letters_only(formula) and not _derived(tail[: generic.start()]):
+        return True  # `the sum of the roots of a quadratic $ax^2+bx+c=0$`: the general form, not this problem's
     return bool(_GENERIC_SET.fullmatch(formula)) or bool(
         _CHAIN.fullmatch(formula) and ("dots" in formula or len(_BOUND_SPLIT.split(formula)) >= 3)
         and _DEFINITION_WORD.search(tail.lower())
     )
+
+
+_GENERIC_FORM = re.compile(
+    r"\b(?:a|an|any)\s+(?:(?:general|quadratic|cubic|monic|linear|real|arbitrary)\s+){0,2}"
+    r"(?:polynomial|equation|quadratic|cubic|function|line|circle|parabola|ellipse|hyperbola)\s*$",
+    re.IGNORECASE,
+)
+_EXPONENT = re.compile(r"\^\s*(?:\{[^{}]*\}|\w)")
+
+
+def _letters_only(formula: str) -> bool:
+    """Generic coefficients: no number in the formula but exponents and a right-hand `= 0` (`ax^2+bx+c=0`)."""
+    return not re.search(r"\d", re.sub(r"=\s*0\s*$", "", _EXPONENT.sub("", formula)))
 
 
 _COORDINATES = re.compile(
@@ -608,6 +657,49 @@ def _values(text: str) -> bool:
     """Numbers given to symbols: `s=24`, `T=3, K=5`, `\\left(p_1, p_2, \\ldots\\right)=\\left(2, 3, \\ldots\\right)`."""
     text = _TUPLE_MARKUP.sub("", text) if "\\" in text else text
     return all(_ASSIGNMENT.fullmatch(item) for item in split_top_level(text, ","))
+
+
+_SIBLING_GAP = re.compile(r"[\s,]*(?:(?:and|or)\s+)?")
+_DOLLAR_SPAN = re.compile(r"\$([^$]{1,60})\$")
+_DOTS_ONLY = re.compile(r"\s*\\(?:[lc]?dots|ldots|cdots)\s*[,.]?\s*")
+_RUN_MIN = 3
+_TRIAL = re.compile(r"(?i)\b(?:values?|try|tried|trying|test|tested|testing|check|checked|checking|plug|plugging|cases?|for)\b")
+
+
+def _value_run(solution: str, start: int, end: int) -> bool:
+    """The formula (`x = 2`) is one of a run of sibling inline spans, joined only by commas and `and`/`or`, that counts
+    off values: a run with a `$\\dots$` member (`asymptotes at $x = 1,$ $x = 2,$ $\\dots,$ $x = 100$`) or at least
+    `_RUN_MIN` values of the same symbol (`The values $m = 1$, $m=2$, $m=3$, and $m=4$ do not give ...`)."""
+    if solution[start - 1 : start] != "$" or solution[end : end + 1] not in ("$", ",", "."):
+        return False
+    lo, hi = max(0, start - 200), min(len(solution), end + 200)
+    spans = [(m.start(), m.end(), m.group(1)) for m in _DOLLAR_SPAN.finditer(solution, lo, hi)]
+    k = next((i for i, (a, b, _) in enumerate(spans) if a < start < b), None)
+    if k is None:
+        return False
+    run = [spans[k]]
+    for step in (-1, 1):
+        i = k + step
+        while 0 <= i < len(spans):
+            a, b = (spans[i][1], run[0][0]) if step < 0 else (run[-1][1], spans[i][0])
+            if _SIBLING_GAP.fullmatch(solution, a, b) is None:
+                break
+            run.insert(0, spans[i]) if step < 0 else run.append(spans[i])
+            i += step
+    texts = [t.rstrip(" ,.") for _, _, t in run]
+    if len(texts) >= 2 and any(_DOTS_ONLY.fullmatch(t) for t in texts):
+        return True
+    name = _RELATION_SPLIT.split(solution[start:end], maxsplit=1)[0].strip()
+    same = [t for t in texts if _CASE_VALUE.fullmatch(t) and _RELATION_SPLIT.split(t, maxsplit=1)[0].strip() == name]
+    if len(same) < _RUN_MIN or len({t.split("=", 1)[1].strip() for t in same}) < len(same):
+        return False
+    return bool(_TRIAL.search(solution, max(0, run[0][0] - 120), run[0][0]))  # values tried, not the roots found
+
+
+def _in_tabular(solution: str, start: int) -> bool:
+    """The formula sits inside a text-mode `tabular` (a sign chart or a table of values)."""
+    opened = solution.rfind("\\begin{tabular}", 0, start)
+    return opened >= 0 and solution.rfind("\\end{tabular}", opened, start) < 0
 
 
 def _row_of_cells(solution: str, line: int, end: int) -> bool:

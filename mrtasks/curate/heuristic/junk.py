@@ -4,7 +4,7 @@ Policy: junk is never maskable and does not count towards `--min-formulas`. By f
 
 - too little: at most 2 significant characters, a lone command (`\\infty`), a bare number or unit (`3.5`,
   `{eV}`, `\\mathrm{Cu}`), `\\text`-only content;
-- fragments: starting with a relation or ending with an operator (one relation split across
+- fragments: starting with a relation (`\\stackrel{(1)}{=} f(997)`) or ending with an operator (one relation split across
   spans: `t_1 - t_0 =`), unbalanced braces or `\\left`/`\\right`, brackets that do not pair up
   (`\\left.x=270^\\circ\\right)`: garbled, nobody could restore it);
 - markup that cannot be filled: a nested `\\boxed`/`\\tag`, a top-level `;` (the fill format
@@ -12,13 +12,14 @@ Policy: junk is never maskable and does not count towards `--min-formulas`. By f
   a table row `306-6 & =300, & & 6^{2} \\nmid 300`);
 - bookkeeping: a table (an `array` or `tabular` that is the whole formula, not a matrix in
   `\\left( \\right)`; one with ruled columns `{c|c}`; any `\\hline`), an index range
-  (`k=1,\\dots,m`, `s = 0, 1, \\ldots, n`, `1 \\le i \\le n`, `n \\equiv 0, 1, \\ldots, 6 \\pmod 7`, a family with
+  (`k=1,\\dots,m`, `s = 0, 1, \\ldots, n`, `\\{1, \\ldots, n\\}`, `1 \\le i \\le n`, `n \\equiv 0, 1, \\ldots, 6 \\pmod 7`, a family with
   its range `\\Delta_j, j=1, \\ldots, n`, `1+m s_i, m \\in \\mathbb{Z}`), a reference label (`(i')`, `(*)`, `(2)`, or one
   glued to a formula: `(*), d(n)<9`), a case label opening the formula (`b=3: \\quad a^3 - 9a^2 + 28 = 0`);
 - a row cut from its start: a leading binary operator (`\\cdot [K : F]`, `\\mapsto f(x)`, `+ 2ab`);
 - two formulas run together in one span: a relation, then the next sentence's subject (`q \\equiv 3 \\pmod 4, q`),
   or the figure a sentence names, then its formula (`P C A, \\angle P A O = 90^\\circ`); words typeset as
-  operators (`\\operatorname{get} \\gcd(b, c)=1`); one relation the source breaks across two math spans at a
+  operators (`\\operatorname{get} \\gcd(b, c)=1`); absolute-value bars converted to a `\\mid` that divides nothing
+  (`f(x-y)|| f(x)-f(y) \\mid=f(y)-f(x)`); one relation the source breaks across two math spans at a
   line end (`split_math`, set by `candidates`: `$\\angle A=$ $\\angle B$` joined would show the break in its mask);
 - a theorem name that refers back to the proof's own assumption (`by the induction hypothesis`:
   `hypothesis_reference`, set by `candidates`).
@@ -45,8 +46,10 @@ _BARE_NUMBER_OR_UNIT = re.compile(
 _TEXT_ONLY = re.compile(rf"^(?:{_UNIT_CMD}|[\s.,:;!?()])+$")
 _LEADING_RELATION = re.compile(
     r"^(?:=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
-    r"Leftrightarrow|to|lt|gt|mid|nmid|in|notin|subset|subseteq)(?![A-Za-z]))"
+    r"Leftrightarrow|to|lt|gt|mid|nmid|in|notin|subset|subseteq)(?![A-Za-z])"
+    r"|\\(?:stackrel|overset)\s*\{[^{}]*\}\s*\{\s*(?:=|<|>|\\[A-Za-z]+)\s*\})"
 )
+"""A row that starts with its relation: `= 2x`, `\\stackrel{(1)}{=} f(997)` (the rest of an aligned chain)."""
 _TRAILING_OPERATOR = re.compile(
     r"(?:[=<>+\-*/^_(\[]|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|cong|implies|iff|Rightarrow|Longrightarrow|"
     r"Leftrightarrow|to|cdot|times|div|pm|mp|lt|gt|left[(\[|.]?|frac|sqrt|in|subset|subseteq|cup|cap)(?![A-Za-z]))\s*$"
@@ -103,9 +106,12 @@ _INDEX_LIST = re.compile(
     rf"|^{_SYM_IDX}\s*{_DOTS}\s*{_SYM_IDX}$"
 )
 """A family of indexed symbols: `\\lambda_1, \\ldots, \\lambda_n`, `(k_1,k_2,...,k_n)`, `x_2 \\ldots x_8`."""
-_NUMBER_RUN = re.compile(rf"^(?:-?\d+\s*,\s*){{1,3}}{_DOTS}\s*,\s*(?:\d+|(?:\\[A-Za-z]+|{_INDEX})(?:\s*[-+]\s*\d+)?)$")
-"""Labels counted off: `1,2, \\ldots, \\ell`, `1, 2, \\dots, n-1` (which boxes or rows), not a formula."""
-_TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*(?:,\s*\w+)?\s*$")
+_NUMBER_RUN = re.compile(
+    rf"^(?:\\left)?(?:\\\{{)?\s*(?:-?\d+\s*,\s*){{1,3}}{_DOTS}\s*,\s*(?:\d+|(?:\\[A-Za-z]+|{_INDEX})(?:\s*[-+]\s*\d+)?)"
+    rf"\s*(?:\\right)?(?:\\\}})?$"
+)
+"""Labels counted off: `1,2, \\ldots, \\ell`, `1, 2, \\dots, n-1`, `\\{1, \\ldots, n\\}` (which boxes or rows), not a formula."""
+_TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*(?:,\s*[^,=<>]{{1,12}})?\s*$")
 """A condition with its index range: `b_i \\leq a_i, i=1,2,\\ldots,k`, `0 \\leq k \\leq n, n=1,2, \\ldots`."""
 _PARAMETER = re.compile(
     r"\s*[A-Za-z](?:_\{?\w+\}?)?\s*\\in\s*(?:\\math(?:bb|cal)\s*\{?[A-Z]\}?(?:_\{?[+\w]+\}?|\^\{?[+*\w]+\}?)*|[A-Z])\s*"
@@ -122,6 +128,9 @@ _GARBLED_MARKUP = re.compile(
 """`\\$ 2^{\\wedge} 2 \\$`: a caret typed as text, math delimited by escaped dollars inside math, or words of the
 sentence typeset as operators (`\\operatorname{get} \\operatorname{gcd}(b, c)=1`): a conversion that lost the markup;
 nobody could restore it."""
+_IDLE_MID = re.compile(r"\\mid\s*(?:=|<|>|\\(?:le|ge|leq|geq)(?![A-Za-z])|$)")
+"""`f(x-y)|| f(x)-f(y) \\mid=f(y)-f(x)`: a `\\mid` followed by a relation or by nothing divides nothing; among bare
+`|` bars it is an absolute-value bar that a conversion turned into `\\mid` (garbled, nobody could restore the bars)."""
 _CUT_DOTS = re.compile(rf"(?:[-+]|\\(?:cdot|times))\s*{_DOTS}\s*$")
 """`-1 \\cdot 2 \\cdot \\cdots`: a product cut off after its dots (the rest sits in another span)."""
 _WHOLE_SYSTEM = re.compile(r"^\\begin\{(alignat|eqnarray|align|flalign)\*?\}.*\\end\{\1\*?\}$", re.DOTALL)
@@ -225,6 +234,8 @@ def junk_reason(text: str) -> str | None:
     if not _brackets_pair(stripped) or (stripped[0] == "{" and _HEADLESS_FRACTION.match(stripped)):
         return "garbled_brackets"
     if ("wedge" in stripped or "\\$" in stripped or "operatorname" in stripped) and _GARBLED_MARKUP.search(stripped):
+        return "garbled_markup"
+    if "\\mid" in stripped and "|" in stripped.replace("\\|", "") and _IDLE_MID.search(stripped.rstrip(".,; ")):
         return "garbled_markup"
     if (
         _INDEX_RANGE.match(stripped) or _INDEX_LIST.match(stripped) or _TRAILING_RANGE.search(stripped)

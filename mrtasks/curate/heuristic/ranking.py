@@ -4,7 +4,9 @@ Policy: the final answer first (so a masked row never shows it), then theorem na
 lexicon (the named results a solution rests on), then relations over bare expressions, longer,
 displayed and later formulas, moved by what the context says (`context.role`): a result the text
 establishes (`derived`: "so", "we get", ...; a `claim`'s statement) or writes again (restated: it
-was established and is used) up, a hypothesis (`assumed`: "suppose", "such that") down.
+was established and is used) up, a hypothesis (`assumed`: "suppose", "such that") down, and so is a formula with a
+bookkeeping cue (`context.bookkeeping_cue`: "let", "if", "for", "where" ... shortly before it) that nothing marks as a
+result: a row with formulas to spare masks those instead.
 Bookkeeping and junk are never offered (`junk`, `context`). Givens copied from the problem,
 formulas longer than `max_formula_chars` and short expressions without a relation are context
 only. A restated formula is offered with all its copies, which are masked together; at most
@@ -18,7 +20,7 @@ import re
 
 from mrtasks.curate.heuristic.candidates import Candidate, find_candidates, formula_key
 from mrtasks.curate.heuristic.config import HeuristicConfig
-from mrtasks.curate.heuristic.context import BOOKKEEPING
+from mrtasks.curate.heuristic.context import BOOKKEEPING, bookkeeping_cue
 from mrtasks.curate.heuristic.junk import significant
 from mrtasks.trajectory import Formula
 
@@ -37,6 +39,9 @@ _LONE_SYMBOLS = re.compile(rf"\s*{_LONE_SYMBOL.pattern}(?:\s*,\s*{_LONE_SYMBOL.p
 _ROLE_BONUS = {"derived": 1.0, "claim": 1.5, "assumed": -1.5}
 RESTATED_BONUS = 1.5
 """A formula the text writes again is usually a result it established and then uses."""
+CUE_PENALTY = 2.0
+"""A formula with a bookkeeping cue (`context.bookkeeping_cue`) and no evidence that it is a result: offered after
+the others, so a row with formulas to spare masks those."""
 
 
 def _minor(text: str, kind: str) -> bool:
@@ -61,7 +66,7 @@ def _given(key: str, problem_key: str) -> bool:
 
 def importance(
     text: str, display: bool, kind: str = "math", position: float = 0.0, given: bool = False,
-    role: str | None = None, restated: bool = False,
+    role: str | None = None, restated: bool = False, cue: bool = False,
 ) -> float:
     """A score for ranking formulas, most important first (see the module docstring).
 
@@ -85,6 +90,8 @@ def importance(
         score += _ROLE_BONUS.get(role, 0.0)
         if restated:
             score += RESTATED_BONUS
+        if cue and role not in ("derived", "claim"):
+            score -= CUE_PENALTY
     score += position
     if kind == "answer":
         score += 20.0
@@ -132,7 +139,8 @@ def extract_formulas(solution: str, config: HeuristicConfig = HeuristicConfig(),
         roles = {g.role for g in group}
         role = "derived" if "derived" in roles else "claim" if "claim" in roles else c.role
         kind = "answer" if answer else c.kind
-        score = importance(text, any(g.display for g in group), kind, c.start / n, role=role, restated=len(group) > 1)
+        cue = bookkeeping_cue(solution, c.start, c.end)
+        score = importance(text, any(g.display for g in group), kind, c.start / n, role=role, restated=len(group) > 1, cue=cue)
         scored.append((score, c.start, group))  # the final answer boxed twice: both boxes are masked
     scored.sort(key=lambda t: (-t[0], t[1]))
     is_answer = lambda group: any(g.kind == "answer" for g in group)  # noqa: E731

@@ -432,6 +432,54 @@ def test_a_hard_wrapped_line_and_notation_set_up_in_a_row_stay_one_step():
     assert split_steps(notation) == ["Let $D$ and $F$ denote the centers. Let $C$ be the point of tangency.", "Then $DC = 2$ and $FC = 1$."]
 
 
+
+def test_a_list_of_moves_is_cut_at_its_items_and_its_lead_in_stays_before():
+    moves = (
+        "Each guest likes some of the $n$ seats. We run the following procedure.\n\\begin{itemize}\n"
+        "\\item If a perfect matching of guests to liked seats exists, we are done, since every guest then has a "
+        "seat of their own and no two guests share a seat.\n"
+        "\\item Otherwise Hall's condition fails for some set $B$ of guests, who together like fewer than $|B|$ "
+        "seats. We remove $B$ and the seats they like, and try again.\n"
+        "\\item We repeat this until a matching of the remaining guests exists, which happens after finitely many "
+        "rounds since each round removes at least one guest.\n\\end{itemize}\n"
+        "Since the host likes every seat, she is never removed."
+    )
+    steps = split_steps(moves)
+    assert steps[0] == "Each guest likes some of the $n$ seats. We run the following procedure.\n\\begin{itemize}"
+    assert [st[:9] for st in steps[1:4]] == ["\\item If ", "\\item Oth", "\\item We "]
+    assert steps[3].endswith("\\end{itemize}") and steps[4].startswith("Since the host")
+    # short items enumerate one statement: the list stays whole, inside the step of its sentence
+    points = "We place two points.\n\\begin{itemize}\n\\item Let $N$ be the midpoint of $BC$.\n\\item Let $S$ be on $AB$.\n\\end{itemize}"
+    assert split_steps(points) == [points]
+
+
+def test_latex_font_headings_and_titled_case_labels_start_their_step_with_the_next_paragraph():
+    sol = (
+        "Let $a$ be odd. We consider two cases.\n\n\\textbf{Case 1: $b$ is even}\n\nThen $a + b$ is odd.\n\n"
+        "(Case 2) If $b$ is odd\n\nThen $a + b$ is even."
+    )
+    assert split_steps(sol) == [
+        "Let $a$ be odd. We consider two cases.",
+        "\\textbf{Case 1: $b$ is even}\n\nThen $a + b$ is odd.",
+        "(Case 2) If $b$ is odd\n\nThen $a + b$ is even.",
+    ]
+
+
+def test_a_sentence_that_only_closes_a_proof_stays_in_the_step_before():
+    sol = (
+        "Suppose $p$ divides $ab$ but not $a$. Then $\\gcd(p, a) = 1$, so $p$ divides $b$ by Euclid's lemma. "
+        "This completes the proof of the claim.\n\nNow $b = pc$ for an integer $c$.\n\n$$b^2 = p^2 c^2.$$\n\n"
+        "The lemma follows."
+    )
+    assert split_steps(sol) == [
+        "Suppose $p$ divides $ab$ but not $a$.",
+        "Then $\\gcd(p, a) = 1$, so $p$ divides $b$ by Euclid's lemma. This completes the proof of the claim.",
+        "Now $b = pc$ for an integer $c$.\n\n$$b^2 = p^2 c^2.$$\n\nThe lemma follows.",
+    ]
+    # a conclusion with content is still a step of its own
+    assert split_steps("We have $x = 3$ here.\n\nThus the result is $x^2 = 9$.")[1] == "Thus the result is $x^2 = 9$."
+
+
 # --- bookkeeping: one small case per family, written for these tests ---------------------------
 
 

@@ -7,20 +7,27 @@ as many as the text has):
   sentence end is `.`, `?` or `!` (also inside the math that closes a sentence: `$x = 1.$ Then`)
   followed by a capital, a digit or math; a display that ends a sentence and is followed by a
   capitalised word (`\\]Then`) ends its unit. A `, therefore` clause between two computations
-  is a unit too. An `itemize`/`enumerate`/`description` environment is never cut. A LaTeX line
-  break `\\\\` that opens a line belongs to the line before it.
+  is a unit too. An `itemize`/`enumerate`/`description` environment is cut only between the
+  items of a list of moves (items of two lines or more on average: an algorithm's stages, the
+  reasons of a claim); a list of short items is one statement. A LaTeX line break `\\\\` that
+  opens a line belongs to the line before it.
 - A unit joins the step before it when it continues it: it starts in lower case, with
   punctuation or with display math; the step before dangles (ends with `:`, `,`, `=`, "we get",
   "then", ...); the step before is a heading (`Case 2:`, `<Step 3> title`, `**Claim 1.**`,
-  `Lemma.`, `Proof.`: a heading starts its step together with the sentence after it); it is a
-  parenthetical sentence `(Note that ...)`; it names what the step before produced (`Call it
-  $K$.`, `Let this point be $T$.`); or it restates the step before (`that is, ...`,
-  `in particular ...`), or it is the `Then` of a statement heading's hypothesis (`Lemma: Let ... .
-  Then ...`: a statement is not cut in half). A conclusion (`So $x = 18$ feet.`) is a step of its
-  own, so it is never glued to the next claim (keeping it with the step before lowered step F1 on
-  every fixture's tune rows: the hand labels cut before it).
+  `\\textbf{Case 1: $b$ odd}`, a case label with its hypothesis on a line of its own
+  `(Case 1) If $a$ and $b$ lie on one line`, `Lemma.`, `Proof.`: a heading starts its step
+  together with the sentence after it); it is a parenthetical sentence `(Note that ...)`; it
+  names what the step before produced (`Call it $K$.`, `Let this point be $T$.`); it restates
+  the step before (`that is, ...`, `in particular ...`); it only says that the proof or claim
+  in progress is finished (`This completes the proof.`, `The claim follows.`, `Thus Claim 2 is
+  proved.`: it closes a move, it is not one); or it is the `Then` of a statement heading's
+  hypothesis (`Lemma: Let ... . Then ...`: a statement is not cut in half). A conclusion
+  (`So $x = 18$ feet.`) is a step of its own, so it is never glued to the next claim (keeping it
+  with the step before lowered step F1 on every fixture's tune rows: the hand labels cut before it).
 - Markdown lists: a numbered or bulleted item with work in it starts a step, a short plain item
-  belongs to the plan it is part of, a nested (indented) item to its parent.
+  belongs to the plan it is part of, a nested (indented) item to its parent. An item of a LaTeX
+  list of moves starts a step; the sentence that opens the list (`We run the following steps.`,
+  `Now note that:`) stays with the step before, like a lead-in to cases.
 - Figure-only units (`<img_1>`, `Figure 2`, image links) are dropped; interchangeable parallel
   cases (`When x < 0 ...` / `When x > 0 ...`, neither using the other's result) are merged, so
   the reference order is the only right one; tiny pieces (`Q.E.D.`) fold into the step before.
@@ -86,6 +93,11 @@ _CLAUSE_CUT = re.compile(r"(?<=,)[ \t]+(?=(?:therefore|thus|hence|so)\s)")
 # A parenthetical sentence or more: `(Note that ... . Some ...)` opening a sentence; never cut inside.
 _PAREN_OPEN = re.compile(r"\((?=[A-Z][a-z])")
 _LIST_ENV = re.compile(r"\\begin\{(itemize|enumerate|description)\}")
+_ITEM = re.compile(r"\\item\b")
+# A list whose items average two lines or more (~150 characters) is a list of moves (an algorithm's
+# stages, the reasons of a claim): each item starts a step. Shorter items enumerate one statement.
+_MOVE_ITEM_CHARS = 150
+_OPENS_LIST = re.compile(r"\\begin\{(?:itemize|enumerate|description)\}(?:\[[^\]\n]*\])?\s*$")
 _FIGURE_ONLY = re.compile(
     r"^(?:<img_\d+>|\(?(?:see\s+)?(?:figure|fig\.?)\s*\d+(?:\.\d+)?[a-z]?\)?[.:]?|\[asy\].*\[/asy\]|!\[[^\]]*\]\([^)]*\))$",
     re.IGNORECASE | re.DOTALL,
@@ -115,12 +127,21 @@ _HEADING_WORD = (
     r"(?:case|subcase|part|step|claim|lemma|proposition|observation|fact|proof|solution|answer|conclusion|"
     r"remark|note|theorem|corollary|definition|notation|method|approach|idea|setup|construction)"
 )
+# A LaTeX font command around a heading (`\textbf{Case 1: $b$ is odd}`), as `**...**` in Markdown.
+_FONT_OPEN = r"\\(?:textbf|textit|emph|underline)\{"
+_FONT_HEADING = rf"{_FONT_OPEN}(?:[^{{}}\n]|\{{[^{{}}\n]*\}}){{1,80}}\}}[.:]?"
+# A numbered case or part label with its hypothesis as a title, on a line without a full stop:
+# `(Case 1) If $a$ and $b$ lie on one line`, `Case 2: $n$ even`.
+_TITLED_LABEL = r"(?:sub)?(?:case|part|step)\s*(?:\d{1,2}|[ivx]{1,4}|[a-z])(?:\.\d+)?\s*[.:)]\s+[^\n.?!]{1,100}"
 _HEADING = re.compile(
     rf"\W*(?:<\s*{_HEADING_WORD}\s*\w*\s*>[^\n]{{0,160}}|{_HEADING_WORD}\s*(?:\(?[\w.]{{0,6}}\)?)\s*(?:\([^()]{{0,40}}\))?"
-    rf"\s*[.:]?\W*|#{{1,6}}\s.{{0,80}}|\*\*[^*\n]{{1,80}}\*\*[.:]?|\\begin\{{proof\}}(?:\[[^\]\n]*\])?)",
+    rf"\s*[.:]?\W*|#{{1,6}}\s.{{0,80}}|\*\*[^*\n]{{1,80}}\*\*[.:]?|{_FONT_HEADING}|{_TITLED_LABEL}"
+    rf"|\\begin\{{proof\}}(?:\[[^\]\n]*\])?)",
     re.IGNORECASE,
 )
-_HEADING_START = re.compile(rf"\W*(?:{_HEADING_WORD}\s*\(?[\w.]{{0,6}}\)?\s*[.:]|<\s*{_HEADING_WORD}\b)", re.IGNORECASE)
+_HEADING_START = re.compile(
+    rf"\W*(?:{_FONT_OPEN})?(?:{_HEADING_WORD}\s*\(?[\w.]{{0,6}}\)?\s*[.:]|<\s*{_HEADING_WORD}\b)", re.IGNORECASE
+)
 _CASE_HEAD = re.compile(r"\W*(?:sub)?case\s*\(?[\w.]{0,6}\)?\s*[.:]\W*", re.IGNORECASE)
 _CASE_HYPOTHESIS_MAX = 60
 # A statement heading whose statement may run over sentences: `Lemma: Let ... . Then ...`.
@@ -142,6 +163,19 @@ _DEFINITION = re.compile(r"(?:(?:also|now|and|further(?:more)?),?\s+)?(?:let(?!'
 _PARENTHETICAL = re.compile(r"\([A-Z][^()]*(?:\([^()]*\)[^()]*)*\)\.?")
 # A restatement of the step before: `that is, ...`, `in particular ...`.
 _RESTATES = re.compile(r"(?:that\s+is|in\s+particular|in\s+other\s+words|namely|i\.\s?e\.)\b", re.IGNORECASE)
+# A sentence that only says a proof or claim is finished (`This completes the proof.`, `The claim
+# follows.`, `Thus Claim 2 is proved.`): it closes the step before, it is not a move of its own.
+_PROOF_WORD = r"(?:proof|claim|lemma|induction|statement|result|assertion|theorem|problem|conclusion)"
+_PROOF_TAIL = r"(?:\s+\d+|\s+(?:of|in)\s+(?:the\s+)?\w+(?:\s+\d+)?)?"  # `Claim 2`, `the proof of the claim`
+_CLOSING = re.compile(
+    rf"(?:(?:this|that|which|thus|hence|so|therefore|and|now)\b,?\s+)*(?:"
+    rf"(?:completes|finishes|concludes|proves|establishes|implies|gives|shows)\s+(?:the|our|this)?\s*"
+    rf"(?:desired\s+|required\s+)?{_PROOF_WORD}{_PROOF_TAIL}"
+    rf"|(?:as\s+[^,.]{{0,40}},\s*)?(?:the\s+|our\s+)?(?:\w+\s+){{0,2}}{_PROOF_WORD}{_PROOF_TAIL}\s+"
+    rf"(?:(?:is|are)\s+(?:now\s+)?(?:proved|proven|complete|completed|done|established|finished|shown)|(?:now\s+)?follows)"
+    rf"|we\s+are\s+done)[.!]?\s*$",
+    re.IGNORECASE,
+)
 _FIGURE_REF = re.compile(r"\(?(?:see\s+)?(?:figure|fig\.)\s*\d", re.IGNORECASE)
 _LEAD_IN = re.compile(
     r"(?:\bthe\s+following\b|\bas\s+follows\b|\b(?:two|three|four|five|several|\d)\s+(?:sub)?cases\b)[^.$\\\n]*[.:]\s*$",
@@ -152,15 +186,29 @@ _SENTENCE_END = re.compile(r"[.?!:;]\s*(?:\$|\\\))?\s*$")
 _MATH_START = re.compile(r"\$(?!\$)|\\\(")
 
 
-def _protected(solution: str) -> Regions:
-    """Math spans and figures (`spans.protected_regions`) and LaTeX list environments."""
-    base = protected_regions(solution)
-    lists = []
+def _lists(solution: str) -> list[tuple[int, int, list[int]]]:
+    """The LaTeX list environments as (start, end, item starts), the item starts only for a list of
+    moves (items of `_MOVE_ITEM_CHARS` on average)."""
+    out = []
     for m in _LIST_ENV.finditer(solution):
         end_tag = f"\\end{{{m.group(1)}}}"
         j = solution.find(end_tag, m.end())
-        if j >= 0:
-            lists.append((m.start(), j + len(end_tag)))
+        if j < 0:
+            continue
+        items = [i.start() for i in _ITEM.finditer(solution, m.end(), j)]
+        moves = bool(items) and (j - items[0]) / len(items) >= _MOVE_ITEM_CHARS
+        out.append((m.start(), j + len(end_tag), items if moves else []))
+    return out
+
+
+def _protected(solution: str) -> Regions:
+    """Math spans and figures (`spans.protected_regions`) and LaTeX list environments (each item of a
+    list of moves on its own)."""
+    base = protected_regions(solution)
+    lists = []
+    for a, b, items in _lists(solution):
+        bounds = [a, *items, b]
+        lists += list(zip(bounds, bounds[1:]))
     for m in _PAREN_OPEN.finditer(solution):
         k = m.start()
         while k > 0 and solution[k - 1] in " \t":
@@ -222,6 +270,7 @@ def _units(solution: str, protected: Regions) -> tuple[list[Segment], set[int]]:
         if m.group("ws") and _MARKER_ONLY.fullmatch(solution, solution.rfind("\n", 0, at) + 1, at):
             continue  # `1. Add the numbers.`: the marker is not a sentence
         cuts.append(_past_line_break(solution, m.end()))
+    cuts += [i for _, _, items in _lists(solution) for i in items if not protected.cuts(i)]  # a list of moves
     for s in math_spans(solution)[0]:
         if s.display and not protected.cuts(s.outer_end):
             m = _AFTER_DISPLAY.match(solution, s.outer_end)
@@ -293,6 +342,8 @@ def _joins(solution: str, prev: Segment, unit: Segment, clauses: set[int], min_c
     heading = prev[1] - prev[0] < min_chars or _is_heading(before) or _case_hypothesis(solution, prev, a)
     if a in clauses:
         return heading  # `, therefore ...` after a computation: its own move
+    if _ITEM.match(text):
+        return heading  # an item of a list of moves starts a step
     item = _LIST_ITEM.match(text)
     if item:
         line_start = solution.rfind("\n", 0, a) + 1
@@ -303,7 +354,7 @@ def _joins(solution: str, prev: Segment, unit: Segment, clauses: set[int], min_c
         return True  # a short plain item (`2. Divide the sum.`) is part of a plan
     if _is_heading(text):
         return heading and not _is_heading(before)  # a heading starts a step (`Claim 2.` after `Proof.`: joins)
-    if heading or _CONTINUES.match(text) or _RESTATES.match(text):
+    if heading or _CONTINUES.match(text) or _RESTATES.match(text) or _CLOSING.match(text):
         return True
     if _THEN.match(text) and _STATEMENT_HEAD.match(before) and not re.search(r"\bthen\b", before, re.IGNORECASE):
         return True  # `Lemma: Let $R$ be a ring. Then ...`: a statement is not cut in half
@@ -337,7 +388,9 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
     for k, (a, b) in enumerate(units):
         text = solution[a:b]
         announces_cases = k + 1 < len(units) and _lead_in(text) and _is_heading_start(solution, units[k + 1])
-        if steps and (announces_cases or _joins(solution, steps[-1], (a, b), clauses, config.min_step_chars)):
+        # `We run the following steps: \begin{itemize}`, before the items of a list of moves, is a lead-in
+        opens_moves = bool(_OPENS_LIST.search(text)) or (k + 1 < len(units) and bool(_OPENS_LIST.match(solution, *units[k + 1])))
+        if steps and (announces_cases or opens_moves or _joins(solution, steps[-1], (a, b), clauses, config.min_step_chars)):
             steps[-1] = (steps[-1][0], b)
         else:
             steps.append((a, b))

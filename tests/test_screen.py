@@ -7,7 +7,8 @@ import json
 import pytest
 
 from mrtasks.build import main as build_main
-from mrtasks.curate.screen import EXIT_OK, EXIT_USAGE, is_cue, load_rows, main, sample_rows, screen_lines
+from mrtasks.curate.heuristic.context import bookkeeping_cue
+from mrtasks.curate.screen import EXIT_OK, EXIT_USAGE, load_rows, main, sample_rows, screen_lines
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +46,9 @@ def test_the_same_ids_give_the_same_rows_and_a_seed_gives_the_same_sample(build,
 
 def test_cues_keep_masks_after_bookkeeping_words_or_with_residue():
     sol = "Let $a = 2$. So $b = 3$ and $c & = 4$."
-    assert is_cue(sol, sol.index("a = 2"), sol.index("a = 2") + 5)
-    assert not is_cue(sol, sol.index("b = 3"), sol.index("b = 3") + 5)
-    assert is_cue(sol, sol.index("c & = 4"), sol.index("c & = 4") + 7)
+    assert bookkeeping_cue(sol, sol.index("a = 2"), sol.index("a = 2") + 5)
+    assert not bookkeeping_cue(sol, sol.index("b = 3"), sol.index("b = 3") + 5)
+    assert bookkeeping_cue(sol, sol.index("c & = 4"), sol.index("c & = 4") + 7)
 
 
 def test_bad_input_is_a_clear_error(build, tmp_path, capsys):

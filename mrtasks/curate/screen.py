@@ -59,11 +59,6 @@ def sample_rows(rows: list[dict[str, Any]], n: int, seed: int, ids: list[str] | 
     return random.Random(seed).sample(rows, min(n, len(rows)))
 
 
-def is_cue(solution: str, start: int, end: int) -> bool:
-    """A mask worth a first look: a bookkeeping word shortly before it, or residue inside it (`context.bookkeeping_cue`)."""
-    return bookkeeping_cue(solution, start, end)
-
-
 def screen_lines(rows: list[dict[str, Any]], context: int = 45, cues: bool = False) -> Iterator[str]:
     """`=== [k] id masks=N`, then `  #n role …before⟦mask⟧after…` for each mask (newlines shown as ⏎)."""
     n = 0
@@ -72,7 +67,7 @@ def screen_lines(rows: list[dict[str, Any]], context: int = 45, cues: bool = Fal
         yield f"=== [{k}] {row['id']}  masks={len(row['masks'])}"
         for start, end in mask_spans(row):
             n += 1
-            if cues and not is_cue(solution, start, end):
+            if cues and not bookkeeping_cue(solution, start, end):
                 continue
             what = role(solution, start, end, row.get("problem", "")) or "-"
             before = solution[max(0, start - context) : start].replace("\n", "⏎")

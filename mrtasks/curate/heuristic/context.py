@@ -203,18 +203,15 @@ _SUCH_THAT_NAMES = re.compile(
 condition that names a symbol."""
 _BE_AFTER = re.compile(r"\s*(?:\$|\\\))?\s*(?:be|denote)\b")
 """`Let $p_{\\mathcal{T}}(e)$ be the number of ...`, `Let $\\overrightarrow{O C}$ be the vector ...`: a name set up."""
-_WLOG = re.compile(
-    r"(?:without\s+loss\s+of\s+generality|\bwlog\b)(?:(?!\b(?:so|then|hence|thus|therefore)\b)[^.;]){0,30}"
-    r"\b(?:assume|suppose|let|that|say|take)\s*$",
+_SYMMETRY_CASE = re.compile(
+    r"(?:(?:without\s+loss\s+of\s+generality|\bwlog\b)(?:(?!\b(?:so|then|hence|thus|therefore)\b)[^.;]){0,30}"
+    r"\b(?:assume|suppose|let|that|say|take)"
+    r"|(?:\b(?:we|one)\s+(?:may|can|could|might)\s+(?:also\s+|now\s+|further\s+|then\s+)?|\bby\s+symmetry\b[^.;]{0,30}?\b)"
+    r"(?:assume|suppose)(?:\s+that)?)\s*$",
     re.IGNORECASE,
 )
-"""`Suppose, without loss of generality, that $A B<A C$`, `WLOG, let ...`: a case chosen by symmetry."""
-_MAY_ASSUME = re.compile(
-    r"(?:\b(?:we|one)\s+(?:may|can|could|might)\s+(?:also\s+|now\s+|further\s+|then\s+)?|\bby\s+symmetry\b[^.;]{0,30}?\b)"
-    r"(?:assume|suppose)(?:\s+that)?\s*$",
-    re.IGNORECASE,
-)
-"""`we may assume $A A_1<C C_1$`, `By symmetry, we assume that $AC>BC$`: a case chosen by symmetry (`_WLOG` unspoken)."""
+"""`Suppose, without loss of generality, that $A B<A C$`, `WLOG, let ...`, `we may assume $A A_1<C C_1$`, `By symmetry,
+we assume that $AC>BC$`: a case chosen by symmetry."""
 _STARTING = re.compile(r"\b(?:start(?:ing)?|begin(?:ning)?)\s+(?:with|from|at)\s*$", re.IGNORECASE)
 """`starting with $n=1$`: the first value tried."""
 _TAKING = re.compile(
@@ -570,8 +567,7 @@ def _loose_case(clause: str, tail: str, formula: str) -> bool:
     `taking $n=2$`, `... has 8 factors when $n=1$`)."""
     if _one_relation(formula) and _IF_ASIDE.search(tail):
         return True
-    if (_WLOG.search(tail[-60:]) or _MAY_ASSUME.search(tail[-60:])) and len(split_top_level(formula, ",")) <= 2 \
-            and _A_RELATION.search(formula):
+    if _SYMMETRY_CASE.search(tail[-60:]) and len(split_top_level(formula, ",")) <= 2 and _A_RELATION.search(formula):
         return True  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`, `we may assume $a<b$`
     if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
         return True
@@ -677,15 +673,12 @@ def _value_run(solution: str, start: int, end: int) -> bool:
     k = next((i for i, (a, b, _) in enumerate(spans) if a < start < b), None)
     if k is None:
         return False
-    run = [spans[k]]
-    for step in (-1, 1):
-        i = k + step
-        while 0 <= i < len(spans):
-            a, b = (spans[i][1], run[0][0]) if step < 0 else (run[-1][1], spans[i][0])
-            if _SIBLING_GAP.fullmatch(solution, a, b) is None:
-                break
-            run.insert(0, spans[i]) if step < 0 else run.append(spans[i])
-            i += step
+    first = last = k  # widen to the siblings joined only by commas and `and`/`or`
+    while first > 0 and _SIBLING_GAP.fullmatch(solution, spans[first - 1][1], spans[first][0]):
+        first -= 1
+    while last + 1 < len(spans) and _SIBLING_GAP.fullmatch(solution, spans[last][1], spans[last + 1][0]):
+        last += 1
+    run = spans[first : last + 1]
     texts = [t.rstrip(" ,.") for _, _, t in run]
     if len(texts) >= 2 and any(_DOTS_ONLY.fullmatch(t) for t in texts):
         return True

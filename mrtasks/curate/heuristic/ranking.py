@@ -90,7 +90,7 @@ def importance(
         score += _ROLE_BONUS.get(role, 0.0)
         if restated:
             score += RESTATED_BONUS
-        if cue and role not in ("derived", "claim"):
+        if cue:
             score -= CUE_PENALTY
     score += position
     if kind == "answer":
@@ -139,7 +139,7 @@ def extract_formulas(solution: str, config: HeuristicConfig = HeuristicConfig(),
         roles = {g.role for g in group}
         role = "derived" if "derived" in roles else "claim" if "claim" in roles else c.role
         kind = "answer" if answer else c.kind
-        cue = bookkeeping_cue(solution, c.start, c.end)
+        cue = role not in ("derived", "claim") and bookkeeping_cue(solution, c.start, c.end)  # a result keeps its rank
         score = importance(text, any(g.display for g in group), kind, c.start / n, role=role, restated=len(group) > 1, cue=cue)
         scored.append((score, c.start, group))  # the final answer boxed twice: both boxes are masked
     scored.sort(key=lambda t: (-t[0], t[1]))

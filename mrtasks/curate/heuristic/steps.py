@@ -201,14 +201,14 @@ def _lists(solution: str) -> list[tuple[int, int, list[int]]]:
     return out
 
 
-def _protected(solution: str) -> Regions:
+def _protected(solution: str, lists: list[tuple[int, int, list[int]]]) -> Regions:
     """Math spans and figures (`spans.protected_regions`) and LaTeX list environments (each item of a
     list of moves on its own)."""
     base = protected_regions(solution)
-    lists = []
-    for a, b, items in _lists(solution):
+    regions = []
+    for a, b, items in lists:
         bounds = [a, *items, b]
-        lists += list(zip(bounds, bounds[1:]))
+        regions += list(zip(bounds, bounds[1:]))
     for m in _PAREN_OPEN.finditer(solution):
         k = m.start()
         while k > 0 and solution[k - 1] in " \t":
@@ -216,10 +216,10 @@ def _protected(solution: str) -> Regions:
         if k == 0 or solution[k - 1] in ".?!\n":  # the parenthesis opens a sentence
             end = _closing_paren(solution, m.start())
             if end > 0:
-                lists.append((m.start(), end))
-    if not lists:
+                regions.append((m.start(), end))
+    if not regions:
         return base
-    return Regions(_union(base.regions + lists))
+    return Regions(_union(base.regions + regions))
 
 
 def _closing_paren(text: str, i: int, limit: int = 800) -> int:
@@ -258,7 +258,7 @@ def _past_line_break(solution: str, at: int) -> int:
     return m.end() if m else at
 
 
-def _units(solution: str, protected: Regions) -> tuple[list[Segment], set[int]]:
+def _units(solution: str, protected: Regions, lists: list[tuple[int, int, list[int]]]) -> tuple[list[Segment], set[int]]:
     """The solution cut at every line and sentence boundary outside math, figures and lists
     (never right after a list marker such as `1.`); also the starts of `, therefore` clauses cut
     out of a unit."""
@@ -270,7 +270,7 @@ def _units(solution: str, protected: Regions) -> tuple[list[Segment], set[int]]:
         if m.group("ws") and _MARKER_ONLY.fullmatch(solution, solution.rfind("\n", 0, at) + 1, at):
             continue  # `1. Add the numbers.`: the marker is not a sentence
         cuts.append(_past_line_break(solution, m.end()))
-    cuts += [i for _, _, items in _lists(solution) for i in items if not protected.cuts(i)]  # a list of moves
+    cuts += [i for _, _, items in lists for i in items if not protected.cuts(i)]  # a list of moves
     for s in math_spans(solution)[0]:
         if s.display and not protected.cuts(s.outer_end):
             m = _AFTER_DISPLAY.match(solution, s.outer_end)
@@ -381,8 +381,9 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
     `min_steps` is kept for the interface: a solution with fewer moves simply has fewer steps
     (the task's `min_steps` then skips it).
     """
-    protected = _protected(solution)
-    units, clauses = _units(solution, protected)
+    lists = _lists(solution)
+    protected = _protected(solution, lists)
+    units, clauses = _units(solution, protected, lists)
     units = [u for u in units if not _FIGURE_ONLY.match(solution[u[0] : u[1]].strip())]
     steps: list[Segment] = []
     for k, (a, b) in enumerate(units):

@@ -18,7 +18,8 @@ group, the eligible rows sorted by sha256(SEED + "/" + id), the first ones taken
 fixture (`annotator_gold_round3.jsonl`): its own seed, every row an earlier fixture labelled left
 out, sizes in `GROUPS_ROUND3`, all held out; `pick --round 4` the same with its own seed, round 3's rows
 left out too; `pick --round 5` with its own seed leaves out round 4's rows and the rows of
-screens A-E (`SCREENED_ROUND5`) as well; `pick --round 6` leaves out round 5's rows and screen F too.
+screens A-E (`SCREENED_ROUND5`) as well; `pick --round 6` leaves out round 5's rows and screen F too; `pick --round 9`
+leaves out round 6's rows and screen G, and takes more olympiad proofs and computations (`GROUP_SIZES`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ SEED_ROUND3 = "annotator-gold-round3"
 SEED_ROUND4 = "annotator-gold-round4"
 SEED_ROUND5 = "annotator-gold-round5"
 SEED_ROUND6 = "annotator-gold-round6"
+SEED_ROUND9 = "annotator-gold-round9"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -54,16 +56,20 @@ GROUPS = {
     "corpora_proofs": ("proofnet_test/valid + minif2f_informal rows not in annotator_gold.jsonl, "
                        "solution at least the 75th percentile of their lengths", 10, 6),
 }
-# rounds 3 and 4: the same rules, rows no earlier fixture labelled, every row held out
+# rounds 3 and later: the same rules, rows no earlier fixture labelled, every row held out
 GROUPS_ROUND3 = {"olympiadbench_tp": 6, "imo_proofbench": 4, "math_train": 6, "corpora_proofs": 6}
+# round 9 takes more olympiad proofs and computations: the two figures issue 20 still misses
+GROUP_SIZES = {9: {"olympiadbench_tp": 8, "imo_proofbench": 4, "math_train": 10, "corpora_proofs": 6}}
 EARLIER_FIXTURES = ("annotator_gold.jsonl", "annotator_gold_proofs.jsonl", "annotator_gold_external.jsonl")
 LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
                 4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl")),
                 5: (SEED_ROUND5, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl")),
                 6: (SEED_ROUND6, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl",
-                                  "annotator_gold_round5.jsonl"))}
+                                  "annotator_gold_round5.jsonl")),
+                9: (SEED_ROUND9, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl",
+                                  "annotator_gold_round5.jsonl", "annotator_gold_round6.jsonl"))}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
-SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f")}
+SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREENED_ROUND5, "external_f", "external_g")}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
 
@@ -159,7 +165,7 @@ def pick(args: argparse.Namespace) -> None:
     for group, (rule, n, held) in GROUPS.items():
         seed = SEED
         if args.round in LATER_ROUNDS:
-            seed, n = LATER_ROUNDS[args.round][0], GROUPS_ROUND3[group]
+            seed, n = LATER_ROUNDS[args.round][0], GROUP_SIZES.get(args.round, GROUPS_ROUND3)[group]
             held = n
             groups[group] = [t for t in groups[group] if t.id not in labelled]
         chosen = sorted(groups[group], key=lambda t: _key(t.id, seed))[:n]
@@ -182,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6), default=2, help="which fixture's choice to print")
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9), default=2, help="which fixture's choice to print")
     args = p.parse_args(argv)
     build(args) if args.cmd == "build" else pick(args)
 

@@ -25,15 +25,15 @@ import signal
 import sys
 import threading
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mrtasks.curate.base import Annotator
-from mrtasks.curate.cache import CacheError, default_cache_path
+from mrtasks.curate.cache import CacheError
 from mrtasks.curate.card import check_template
 from mrtasks.curate.card_audit import CardAudit
 from mrtasks.curate.filters import BenchmarkIndex
+from mrtasks.curate.llm import LLMAnnotator, add_endpoint_arguments, llm_config_from_args  # no `openai` import until a call
 from mrtasks.curate.pipeline import CONFIGS, PipelineConfig, PipelineResult, default_task_configs, load_benchmarks, run_pipeline
 from mrtasks.curate.presets import CORPORA_FILES, list_presets
 from mrtasks.curate.sources import SourceError
@@ -72,50 +72,19 @@ class PushError(Exception):
     """`--push-to-hub` failed (exit 6, one line)."""
 
 
-@dataclass
-class LLMOptions:
-    """Options handed to `mrtasks.curate.llm.LLMConfig` when `--annotator llm`."""
-
-    base_url: str | None = None
-    model: str | None = None
-    concurrency: int = 8
-    cache: str | None = None
-    """sqlite cache file; None: in memory (the CLI passes `default_cache_path()` unless --no-cache)."""
-    refine: bool = False
-    min_formulas: int = 7
-    progress: bool = True
-    timeout: float = 600.0
-    max_retries: int = 2
-    max_tokens: int | None = 32_768
-
-
-def make_annotator(name: str, llm: LLMOptions) -> Annotator:
-    """The heuristic annotator, or the LLM one (imported lazily: it needs the `llm` extra)."""
-    if name == "heuristic":
+def make_annotator(args: argparse.Namespace) -> Annotator:
+    """The heuristic annotator, or the LLM one configured by the endpoint options (`mrtasks.curate.llm.llm_config_from_args`)."""
+    if args.annotator == "heuristic":
         from mrtasks.curate.heuristic import HeuristicAnnotator
 
         return HeuristicAnnotator()
-    if name == "llm":
+    if args.annotator == "llm":
         try:
-            from mrtasks.curate.llm import LLMAnnotator, LLMConfig
-        except ImportError as e:
-            raise UsageError(f"--annotator llm needs mrtasks.curate.llm and `pip install mr-rlvr[llm]`: {e}") from e
-        if not llm.model:
-            raise UsageError("--annotator llm needs --model (and usually --base-url)")
-        kwargs: dict[str, Any] = {
-            "model": llm.model, "concurrency": llm.concurrency, "refine": llm.refine,
-            "min_formulas": llm.min_formulas, "progress": llm.progress, "timeout": llm.timeout,
-            "max_retries": llm.max_retries, "max_tokens": llm.max_tokens,
-        }
-        for key, value in (("base_url", llm.base_url), ("cache_path", llm.cache)):
-            if value is not None:
-                kwargs[key] = value
-        try:
-            config = LLMConfig(**kwargs)
+            config = llm_config_from_args(args, refine=args.refine, min_formulas=args.min_formulas, progress=not args.no_progress)
         except ValueError as e:
-            raise UsageError(f"bad llm option: {e}") from None
+            raise UsageError(str(e)) from None
         return LLMAnnotator(config)  # opens the cache now, before any call (CacheError if unusable)
-    raise UsageError(f"unknown annotator {name!r}: heuristic or llm")
+    raise UsageError(f"unknown annotator {args.annotator!r}: heuristic or llm")
 
 
 def summary(stats: dict[str, Any]) -> str:
@@ -253,16 +222,7 @@ exit codes:
     an = p.add_argument_group("annotation")
     an.add_argument("--annotator", choices=["heuristic", "llm"], default="heuristic", help="default: heuristic (offline)")
     an.add_argument("--refine", action="store_true", help="rewrite solutions with the annotator first (llm: the paper's o3-mini pass)")
-    an.add_argument("--base-url", help="llm: OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
-    an.add_argument("--model", help="llm: model name at the endpoint")
-    an.add_argument("--concurrency", type=int, default=8, help="llm: requests in flight (default: 8)")
-    an.add_argument("--cache", help="llm: sqlite cache of answers (default: $XDG_CACHE_HOME or ~/.cache, then mrtasks/llm-cache.sqlite)")
-    an.add_argument("--no-cache", action="store_true", help="llm: keep answers in memory only (a rerun pays again)")
-    an.add_argument("--timeout", type=float, default=600.0, help="llm: seconds per request try (default: 600)")
-    an.add_argument("--max-retries", type=int, default=2, help="llm: SDK retries on 429/5xx/timeouts/connection errors (default: 2)")
-    an.add_argument(
-        "--max-tokens", type=int, default=32_768, help="llm: completion tokens per request; 0: the endpoint's default (default: 32768)"
-    )
+    add_endpoint_arguments(an)  # --base-url ... --max-tokens, shared with mrtasks.curate.annotator_bench
 
     t = p.add_argument_group("tasks (paper defaults)")
     t.add_argument("--min-formulas", type=int, default=7, help="Masked-Then-Fill keeps samples with at least this many formulas (7)")
@@ -362,16 +322,10 @@ def run(args: argparse.Namespace) -> int:
     """The build itself; failures raise (`main` turns them into one line and an exit code)."""
     config = config_from_args(args)
     bench = check_inputs(config, args.card_template)
-    llm = LLMOptions(
-        base_url=args.base_url, model=args.model, concurrency=args.concurrency,
-        cache=None if args.no_cache else (args.cache or str(default_cache_path())),
-        refine=args.refine, min_formulas=args.min_formulas, progress=not args.no_progress,
-        timeout=args.timeout, max_retries=args.max_retries, max_tokens=args.max_tokens or None,
-    )
     with OutputFolder(args.out) as folder:  # locked, checked and writable before any work
         if args.push_to_hub:
             check_hub(args.push_to_hub)
-        annotator = make_annotator(args.annotator, llm)
+        annotator = make_annotator(args)
         if args.annotator == "llm":
             config.annotate_batch = max(config.annotate_batch, 64 * args.concurrency)  # keep requests in flight
         # The build asks the checker's slow tier little (~200 items, 0.3 s on the shared corpora): one

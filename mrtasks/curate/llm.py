@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 from tqdm.auto import tqdm
 
 from mrtasks.curate.base import Annotator, Drop
-from mrtasks.curate.cache import ResponseCache, request_key
+from mrtasks.curate.cache import ResponseCache, default_cache_path, request_key
 from mrtasks.curate.validate import (
     STEPS_SCHEMA,
     THEOREMS_SCHEMA,
@@ -147,6 +147,47 @@ class LLMConfig:
         """The base URL requests go to (part of the cache key)."""
         url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         return url.rstrip("/")
+
+
+def add_endpoint_arguments(group: Any) -> None:
+    """The endpoint options of the CLIs that run the llm annotator (`python -m mrtasks.build`,
+    `python -m mrtasks.curate.annotator_bench`), on an argparse parser or group; `llm_config_from_args`
+    reads them back."""
+    group.add_argument("--base-url", help="llm: OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    group.add_argument("--model", help="llm: model name at the endpoint")
+    group.add_argument("--concurrency", type=int, default=8, help="llm: requests in flight (default: 8)")
+    group.add_argument(
+        "--cache", help="llm: sqlite cache of answers (default: $XDG_CACHE_HOME or ~/.cache, then mrtasks/llm-cache.sqlite)"
+    )
+    group.add_argument("--no-cache", action="store_true", help="llm: keep answers in memory only (a rerun pays again)")
+    group.add_argument("--timeout", type=float, default=600.0, help="llm: seconds per request try (default: 600)")
+    group.add_argument(
+        "--max-retries", type=int, default=2, help="llm: SDK retries on 429/5xx/timeouts/connection errors (default: 2)"
+    )
+    group.add_argument(
+        "--max-tokens", type=int, default=32_768, help="llm: completion tokens per request; 0: the endpoint's default (default: 32768)"
+    )
+
+
+def llm_config_from_args(args: Any, **fields: Any) -> LLMConfig:
+    """The `LLMConfig` of the options `add_endpoint_arguments` defined (`--cache` defaults to
+    `default_cache_path()`, `--no-cache` keeps answers in memory, `--max-tokens 0` leaves the
+    endpoint's default), plus `fields` (`refine`, `min_formulas`, `progress`, ...). A missing
+    `--model` or a bad value is a ValueError whose text is the CLI's one-line usage error."""
+    if not args.model:
+        raise ValueError("--annotator llm needs --model (and usually --base-url)")
+    kwargs: dict[str, Any] = {
+        "model": args.model, "concurrency": args.concurrency, "timeout": args.timeout,
+        "max_retries": args.max_retries, "max_tokens": args.max_tokens or None, **fields,
+    }
+    cache = None if args.no_cache else (args.cache or str(default_cache_path()))
+    for key, value in (("base_url", args.base_url), ("cache_path", cache)):
+        if value is not None:
+            kwargs[key] = value
+    try:
+        return LLMConfig(**kwargs)
+    except ValueError as e:
+        raise ValueError(f"bad llm option: {e}") from None
 
 
 @functools.lru_cache(maxsize=1)

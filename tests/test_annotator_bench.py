@@ -1,16 +1,22 @@
-"""The annotator benchmark reads a fixture whose texts live in any local file (`--source`)."""
+"""The annotator benchmark reads a fixture whose texts live in any local file (`--source`), and scores
+the heuristic or (`--annotator llm`) the LLM annotator, the latter against a real local
+OpenAI-compatible HTTP server (`mrtasks.curate.testing.FakeOpenAIServer`) through the `openai` client."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from mrtasks.curate.annotator_bench import evaluate, load_fixture, main
+from mrtasks.curate.annotator_bench import EXIT_ANNOTATOR, evaluate, load_fixture, main
+from mrtasks.curate.testing import FakeOpenAIServer, request_kind, request_solution
 from mrtasks.trajectory import Formula, Trajectory
+from tests.conftest import REPO_ROOT
 
 TEXTS = {
     "p1": "Assume $n$ is odd. Then $n^2 = (2k+1)^2 = 4k^2+4k+1$ is odd. Hence the claim holds.",
@@ -39,13 +45,17 @@ def _write(tmp_path, texts=TEXTS):
     return src, fixture
 
 
+def _gold_steps(solution: str, starts: list[str]) -> list[str]:
+    """The verbatim steps that begin at the gold step starts."""
+    cuts = [solution.index(s) for s in starts] + [len(solution)]
+    return [solution[a:b].strip() for a, b in zip(cuts, cuts[1:])]
+
+
 def _oracle(traj: Trajectory) -> Trajectory:
     """Answers exactly the gold labels: the benchmark must then score 1.0 everywhere."""
     formulas, starts = GOLD[traj.id.split("/")[1]]
     spans = [Formula(f, traj.solution.index(f), traj.solution.index(f) + len(f)) for f in formulas]
-    cuts = [traj.solution.index(s) for s in starts] + [len(traj.solution)]
-    steps = [traj.solution[a:b].strip() for a, b in zip(cuts, cuts[1:])]
-    return dataclasses.replace(traj, formulas=spans, steps=steps)
+    return dataclasses.replace(traj, formulas=spans, steps=_gold_steps(traj.solution, starts))
 
 
 def test_fixture_rows_are_read_from_a_source_spec(tmp_path):
@@ -152,3 +162,123 @@ def test_the_bundled_fixtures_are_well_formed():
         rows = _rows(path)
         assert [fixture_row_problem(r, "kind") or fixture_row_problem(r, "source") for r in rows] == [None] * len(rows)
         assert len({r["id"] for r in rows}) == len(rows), path
+
+
+# --- --annotator llm, against a local OpenAI-compatible server ------------------------------------------------
+
+
+def _gold_responder(invalid: str | None = None):
+    """A model that answers each solution's prompts with that row's gold labels (the JSON the llm annotator
+    parses), and with prose, no JSON object, for the row `invalid` (every attempt)."""
+    key_of = {text: key for key, text in TEXTS.items()}
+
+    def reply(body):
+        key = key_of[request_solution(body)]
+        if key == invalid:
+            return "The key formulas are the ones about n."
+        formulas, starts = GOLD[key]
+        if request_kind(body) == "formulas":
+            return json.dumps({"theorems": formulas})
+        return json.dumps({"steps": _gold_steps(TEXTS[key], starts)})
+
+    return reply
+
+
+@pytest.fixture
+def llm_bench(tmp_path, capsys):
+    """Runs `--annotator llm` against a server with the given responder; returns (stdout, server)."""
+    pytest.importorskip("openai")
+    src, fixture = _write(tmp_path)
+    spec = f"{src}:problem=question,solution=text,id=uid,kind=type"
+
+    def run(server, *extra):
+        main(["--fixture", str(fixture), "--source", spec, "--annotator", "llm", "--model", "fake-r1",
+              "--base-url", server.base_url, "--max-retries", "0", *extra])
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.err
+        return captured.out
+
+    return run
+
+
+def test_llm_annotator_answering_the_gold_labels_scores_1(llm_bench):
+    with FakeOpenAIServer(_gold_responder()) as server:
+        out = json.loads(llm_bench(server, "--no-cache", "--json", "--by", "kind"))
+        assert len(server.completed("formulas")) == len(server.completed("steps")) == 2  # one batch, no retry
+    for group in ("all", "tune", "heldout", "proof/all", "computation/all"):
+        assert out[group]["top7_precision"] == 1.0 and out[group]["step_f1"] == 1.0, group
+        assert out[group]["gold_top7_recall"] == 1.0 and out[group]["step_recall"] == 1.0, group
+    assert out["all"]["rows"] == 2
+    assert out["dropped"] == {"rows": 0, "reasons": {}, "ids": {}}
+    assert out["llm_calls"]["requests"] == 4 and out["llm_calls"]["cache_hits"] == 0
+
+
+def test_llm_annotator_a_row_with_invalid_json_is_dropped_and_scored_empty(llm_bench):
+    with FakeOpenAIServer(_gold_responder(invalid="p1")) as server:
+        out = json.loads(llm_bench(server, "--no-cache", "--json"))
+        text = llm_bench(server, "--no-cache")
+    assert out["dropped"]["rows"] == 1 and out["dropped"]["reasons"] == {"llm_invalid_json": 1}
+    assert list(out["dropped"]["ids"]) == ["mini/p1"]
+    assert out["dropped"]["ids"]["mini/p1"].startswith("llm_invalid_json: ") and "no JSON object" in out["dropped"]["ids"]["mini/p1"]
+    # mini/c1 (tune) scored as labelled; mini/p1 (heldout) as no formulas and no steps
+    assert out["tune"]["top7_precision"] == 1.0 and out["tune"]["step_f1"] == 1.0
+    assert out["heldout"] == {"rows": 1, "top7_precision": 0.0, "masked_set_precision": 0.0, "eligible_rows": 0,
+                              "gold_top7_recall": 0.0, "step_precision": 0.0, "step_recall": 0.0, "step_f1": 0.0}
+    assert out["all"]["rows"] == 2 and out["all"]["top7_precision"] == 1.0  # 2 of 2 formulas named are gold
+    assert out["all"]["gold_top7_recall"] == round(2 / 3, 4) and out["all"]["step_recall"] == round(1 / 3, 4)
+    assert out["all"]["step_f1"] == 0.5
+    header = text.splitlines()[0]
+    assert header == "llm annotator fake-r1 vs gold.jsonl (2 solutions; 1 dropped, scored as empty: llm_invalid_json 1)"
+    assert "  dropped: mini/p1: llm_invalid_json: formulas: no JSON object" in text
+
+
+def test_llm_annotator_a_rerun_over_the_cache_makes_no_request(llm_bench, tmp_path):
+    cache = tmp_path / "llm.sqlite"
+    with FakeOpenAIServer(_gold_responder(invalid="p1")) as server:
+        first = json.loads(llm_bench(server, "--cache", str(cache), "--json"))
+        paid = len(server.log)
+        second = json.loads(llm_bench(server, "--cache", str(cache), "--json"))
+        text = llm_bench(server, "--cache", str(cache))
+        assert len(server.log) == paid  # nothing sent by the two reruns
+    assert paid == 2 + 2 * 3  # c1: formulas + steps; p1: both asked 3 times (max_attempts) before the drop
+    assert first["llm_calls"]["requests"] == paid and second["llm_calls"]["requests"] == 0
+    assert second["llm_calls"]["cache_hits"] == paid
+    assert {k: v for k, v in second.items() if k != "llm_calls"} == {k: v for k, v in first.items() if k != "llm_calls"}
+    assert second["dropped"]["rows"] == 1 and second["all"]["step_f1"] == 0.5
+    assert "1 dropped, scored as empty: llm_invalid_json 1" in text.splitlines()[0]
+    assert "llm calls: requests 0, cache hits 8, transport retries 0" in text
+
+
+def test_llm_annotator_with_no_server_listening_is_one_line_and_exit_5(tmp_path):
+    pytest.importorskip("openai")
+    src, fixture = _write(tmp_path)
+    with FakeOpenAIServer() as s:
+        url = s.base_url  # nobody listens there once it stops
+    proc = subprocess.run(
+        [sys.executable, "-m", "mrtasks.curate.annotator_bench", "--fixture", str(fixture),
+         "--source", f"{src}:problem=question,solution=text,id=uid,kind=type", "--annotator", "llm", "--model", "m",
+         "--base-url", url, "--max-retries", "0", "--no-cache"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == EXIT_ANNOTATOR == 5
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: {url} answered no request (all 2 solutions failed: APIConnectionError")
+
+
+@pytest.mark.parametrize("extra, words", [
+    ([], "--annotator llm needs --model"),
+    (["--model", "m", "--second-labelling", "second.jsonl"], "--second-labelling scores a labelling in place of "
+                                                              "the annotator; it does not go with --annotator llm"),
+    (["--model", "m", "--concurrency", "0"], "bad llm option: concurrency and max_attempts must be >= 1"),
+])
+def test_llm_annotator_usage_errors_exit_2(tmp_path, capsys, extra, words):
+    src, fixture = _write(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["--fixture", str(fixture), "--source", f"{src}:problem=question,solution=text,id=uid,kind=type",
+              "--annotator", "llm", "--base-url", "http://127.0.0.1:9/v1", *extra])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.strip().splitlines()[-1].startswith(f"python -m mrtasks.curate.annotator_bench: error: {words}")

@@ -1,4 +1,4 @@
-"""`python -m mrtasks.curate.annotator_bench`: the heuristic annotator against hand labels.
+"""`python -m mrtasks.curate.annotator_bench`: the heuristic or the LLM annotator against hand labels.
 
 The fixture (`tests/data/annotator_gold.jsonl`) holds, for solutions of ../shared/data/corpora
 (referenced by id; the text is read from the corpora, never copied), the key formulas and theorem
@@ -9,6 +9,14 @@ other local files is read with `--source SPEC` (the build's source syntax, repea
 `--corpora`; `tests/data/ANNOTATOR_GOLD.md` says how to recreate them. `--by kind|source` adds
 figures per group. `--second-labelling FILE` scores another labelling of the same rows in place of the
 annotator: the labellers' agreement, which bounds what any annotator can score against one of them.
+
+`--annotator llm` measures the paper's LLM annotator (`mrtasks.curate.llm`: the Appendix A.1 prompts
+to any OpenAI-compatible endpoint) in place of the heuristic, with the build's endpoint options
+(`--model`, `--base-url`, `--concurrency`, `--cache`, ...): every fixture solution is annotated in
+one batch, answers go to the sqlite `--cache` (a rerun over it sends no request), and a solution the
+annotator drops (an answer still invalid after its retries, an API error) is scored as an empty
+labelling (no formulas, no steps) and counted, by reason, in the header and under `dropped` in the
+`--json` output. An endpoint that answers no request at all is an error (exit 5), not a score of 0.
 
 Figures (micro-averaged over rows):
 - top-7 precision: the share of the annotator's first 7 formulas that are gold formulas;
@@ -33,10 +41,11 @@ import json
 import logging
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mrtasks.curate.base import Drop
 from mrtasks.curate.heuristic import HeuristicAnnotator
@@ -44,6 +53,9 @@ from mrtasks.jsonl import iter_jsonl
 from mrtasks.mathcheck import theorem_names_equal
 from mrtasks.mathcheck.latex import last_boxed
 from mrtasks.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from mrtasks.curate.llm import LLMConfig
 
 logger = logging.getLogger(__name__)
 
@@ -306,11 +318,86 @@ def evaluate(
     return tallies
 
 
+EXIT_ANNOTATOR = 5
+"""The llm endpoint answered no request, refused the key or the model, or the --cache file is unusable."""
+
+
+@dataclass
+class LLMRun:
+    """What `annotate_with_llm` reports beside the labellings: the rows dropped, and the calls made."""
+
+    dropped: dict[str, Drop]
+    stats: dict[str, int]
+
+    def reasons(self) -> dict[str, int]:
+        """Dropped rows per reason, most first."""
+        return dict(Counter(d.reason for d in self.dropped.values()).most_common())
+
+    def header(self) -> str:
+        """The drops for the table's header line: `0 dropped` or `2 dropped, scored as empty: llm_invalid_json 2`."""
+        if not self.dropped:
+            return "0 dropped"
+        why = ", ".join(f"{reason} {n}" for reason, n in self.reasons().items())
+        return f"{len(self.dropped)} dropped, scored as empty: {why}"
+
+    def report(self) -> dict[str, Any]:
+        """The `dropped` entry of the --json output."""
+        return {"rows": len(self.dropped), "reasons": self.reasons(),
+                "ids": {i: f"{d.reason}: {d.detail}" if d.detail else d.reason for i, d in self.dropped.items()}}
+
+
+LLM_CALL_STATS = ("requests", "cache_hits", "transport_retries", "oversized_responses", "retried_answers")
+"""The annotator's counts reported under `llm_calls` (see `LLMAnnotator.stats`)."""
+
+
+class EndpointError(Exception):
+    """The llm annotator could not be used at all (exit 5, one line)."""
+
+
+def annotate_with_llm(
+    items: list[tuple[dict[str, Any], Trajectory]], config: LLMConfig
+) -> tuple[Callable[[Trajectory], Trajectory | Drop], LLMRun]:
+    """Annotate every fixture solution in one `LLMAnnotator.annotate` call (its concurrency and cache
+    apply) and return a lookup by id for `evaluate` with the drops. An endpoint that answered no
+    request (every row an `llm_api_error`), an `LLMError` or an unusable cache is an EndpointError."""
+    from mrtasks.curate.cache import CacheError
+    from mrtasks.curate.llm import LLMAnnotator, LLMError
+
+    trajectories = [traj for _, traj in items]
+    # The report lists every dropped row with its reason; the annotator's warning per reason would repeat it.
+    llm_logger = logging.getLogger(LLMAnnotator.__module__)
+    level = llm_logger.level
+    llm_logger.setLevel(logging.ERROR)
+    try:
+        with LLMAnnotator(config) as annotator:
+            results = annotator.annotate(trajectories)
+            stats = dict(annotator.stats)
+    except (LLMError, CacheError) as e:
+        raise EndpointError(str(e)) from None
+    except ModuleNotFoundError as e:
+        if e.name != "openai":
+            raise
+        raise EndpointError(f"--annotator llm needs `pip install mr-rlvr[llm]` ({e})") from None
+    finally:
+        llm_logger.setLevel(level)
+    by_id = {traj.id: out for traj, out in zip(trajectories, results)}
+    dropped = {i: out for i, out in by_id.items() if isinstance(out, Drop)}
+    if dropped and all(d.reason == "llm_api_error" for d in dropped.values()) and len(dropped) == len(by_id):
+        first = next(iter(dropped.values()))
+        raise EndpointError(f"{config.endpoint} answered no request (all {len(dropped)} solutions failed: {first.detail})")
+    return (lambda traj: by_id[traj.id]), LLMRun(dropped, {k: stats.get(k, 0) for k in LLM_CALL_STATS})
+
+
 def main(argv: list[str] | None = None) -> None:
+    from mrtasks.curate.llm import add_endpoint_arguments, llm_config_from_args
+
     p = argparse.ArgumentParser(
         prog="python -m mrtasks.curate.annotator_bench", description=__doc__.splitlines()[0],
-        epilog="exit codes: 0 the figures were printed; 2 bad arguments, or a fixture or corpora folder that is "
-               "missing, malformed or does not hold the labelled solutions; 130 interrupted",
+        epilog="exit codes: 0 the figures were printed (with --annotator llm, rows the annotator dropped are scored "
+               "as empty and counted); 2 bad arguments, or a fixture or corpora folder that is "
+               "missing, malformed or does not hold the labelled solutions; 5 --annotator llm: the endpoint answered "
+               "no request (down, refusing connections, every call failed), refused the key or the model, or the "
+               "--cache file is unusable; 130 interrupted",
     )
     p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE, help="labelled JSONL (default: the bundled fixture)")
     p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA,
@@ -324,36 +411,62 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--second-labelling", type=Path, metavar="FILE",
                    help="score this labelling of the same rows (a fixture file) instead of the annotator: the "
                         "labellers' agreement, the ceiling of the annotator's figures")
+    p.add_argument("--annotator", choices=("heuristic", "llm"), default="heuristic",
+                   help="the annotator scored (default: heuristic, offline); llm: the paper's LLM annotator at "
+                        "--base-url, which needs --model")
+    add_endpoint_arguments(p.add_argument_group("llm annotator (--annotator llm; the build's options)"))
     args = p.parse_args(argv)
     from mrtasks.curate.sources import SourceError
 
+    llm_config = None
+    if args.annotator == "llm":
+        if args.second_labelling:
+            p.error("--second-labelling scores a labelling in place of the annotator; it does not go with --annotator llm")
+        try:
+            llm_config = llm_config_from_args(args, progress=sys.stderr.isatty())
+        except ValueError as e:
+            p.error(str(e))
     try:
         items = load_fixture(args.fixture, args.corpora, args.source, by=args.by)
-        annotate = HeuristicAnnotator().annotate_one
+        annotate: Callable[[Trajectory], Trajectory | Drop | Labels] = HeuristicAnnotator().annotate_one
         if args.second_labelling:
             annotate = second_labeller(load_fixture(args.second_labelling, args.corpora, args.source),
                                        [gold["id"] for gold, _ in items], f"--second-labelling {args.second_labelling}")
     except (ValueError, SourceError) as e:  # a missing row, a changed text, a bad spec: one line, not a traceback
         p.error(str(e))
+    llm_run = None
     try:
+        if llm_config is not None:
+            annotate, llm_run = annotate_with_llm(items, llm_config)
         tallies = evaluate(items, annotate)
         figures = {name: t.figures() for name, t in tallies.items()}
         for group in sorted({gold[args.by] for gold, _ in items}) if args.by else []:
             part = [(gold, traj) for gold, traj in items if gold[args.by] == group]
             figures |= {f"{group}/{name}": t.figures() for name, t in evaluate(part, annotate).items() if t.rows}
+    except EndpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(EXIT_ANNOTATOR) from None
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     if args.json:
-        print(json.dumps(figures, indent=2))
+        extra = {"dropped": llm_run.report(), "llm_calls": llm_run.stats} if llm_run else {}
+        print(json.dumps(figures | extra, indent=2))
     else:
         who = f"labelling {args.second_labelling.name}" if args.second_labelling else "heuristic annotator"
-        print(f"{who} vs {args.fixture.name} ({len(items)} solutions)")
+        if llm_run:
+            who = f"llm annotator {args.model}"
+        drops = f"; {llm_run.header()}" if llm_run else ""
+        print(f"{who} vs {args.fixture.name} ({len(items)} solutions{drops})")
         cols = list(figures["all"])
         width = max(8, *map(len, figures))
         print(f"  {'split':{width}}" + "".join(f"{c:>22}" for c in cols))
         for name, f in figures.items():
             print(f"  {name:{width}}" + "".join(f"{f[c]:>22}" for c in cols))
+        if llm_run:
+            for i, why in llm_run.report()["ids"].items():
+                print(f"  dropped: {i}: {why[:160]}")
+            print("  llm calls: " + ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in llm_run.stats.items()))
     if args.misses:
         for m in tallies["all"].misses:
             print(f"  not gold: {m['id']}: {m['wrong'][:100]!r}")

@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import re
 
+from mrtasks.curate.heuristic.junk import DOTS
 from mrtasks.curate.heuristic.spans import math_spans
 from mrtasks.mathcheck.latex import split_top_level, wrapped
 
@@ -657,7 +658,7 @@ def _values(text: str) -> bool:
 
 _SIBLING_GAP = re.compile(r"[\s,]*(?:(?:and|or)\s+)?")
 _DOLLAR_SPAN = re.compile(r"\$([^$]{1,60})\$")
-_DOTS_ONLY = re.compile(r"\s*\\(?:[lc]?dots|ldots|cdots)\s*[,.]?\s*")
+_DOTS_ONLY = re.compile(rf"\s*{DOTS}\s*[,.]?\s*")
 _RUN_MIN = 3
 _TRIAL = re.compile(r"(?i)\b(?:values?|try|tried|trying|test|tested|testing|check|checked|checking|plug|plugging|cases?|for)\b")
 

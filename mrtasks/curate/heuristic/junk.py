@@ -93,25 +93,26 @@ _LABEL = re.compile(
     r"^(?:\\left)?\(\s*(?:\\(?:mathrm|text|textrm|rm)\s*\{)?\s*(?:[ivxIVX]{1,4}|\d{1,2}|[A-Za-z]|\*{1,3}|\\ast|\\star)"
     r"\s*\}?\s*(?:'|\^\{?\\prime\}?)*\s*(?:\\right)?\)$"
 )
-_DOTS = r"(?:\\(?:[lcv]?dots[cbmio]?|cdots|ldots)(?![A-Za-z])|\.\.\.|\u2026)"
+DOTS = r"(?:\\(?:[lcv]?dots[cbmio]?|cdots|ldots)(?![A-Za-z])|\.\.\.|\u2026)"
+"""Dots that elide a run: `\\ldots`, `\\cdots`, `\\dotsc`, `...`, `\u2026` (also `context`'s runs of values)."""
 _INDEX = r"[A-Za-z](?:_\{?[\w,]+\}?)?'?"
 _LE = r"(?:<|\\(?:le|leq|leqslant|lt)(?![A-Za-z]))"
 _INDEX_RANGE = re.compile(
-    rf"^(?:(?:\\?[A-Za-z]+(?:_\{{?[\w,]+\}}?)?\s*,\s*)?{_INDEX}\s*(?:=|\\equiv(?![A-Za-z]))\s*[^=<>()\[\]\\]*?,\s*{_DOTS}\s*,?[^=<>]*"
+    rf"^(?:(?:\\?[A-Za-z]+(?:_\{{?[\w,]+\}}?)?\s*,\s*)?{_INDEX}\s*(?:=|\\equiv(?![A-Za-z]))\s*[^=<>()\[\]\\]*?,\s*{DOTS}\s*,?[^=<>]*"
     rf"|\(?\s*[01]\s*\)?\s*{_LE}\s*{_INDEX}\s*{_LE}\s*[A-Za-z](?:_\{{?\w+\}}?)?(?:\s*[-+]\s*1)?)$"
 )
 _SYM_IDX = r"\\?[A-Za-z]+_(?:\{(?:[\w+\-]|\\[A-Za-z]+)(?:[\w+\- ]|\\[A-Za-z]+)*\}|[\w+\-]+)(?:'|\^\{?\\prime\}?)?"
 _INDEX_LIST = re.compile(
-    rf"^(?:\\left)?\(?\s*{_SYM_IDX}\s*,\s*(?:{_SYM_IDX}\s*,\s*)*(?:{_DOTS}\s*,\s*)?{_SYM_IDX}\s*(?:\\right)?\)?$"
-    rf"|^{_SYM_IDX}\s*{_DOTS}\s*{_SYM_IDX}$"
+    rf"^(?:\\left)?\(?\s*{_SYM_IDX}\s*,\s*(?:{_SYM_IDX}\s*,\s*)*(?:{DOTS}\s*,\s*)?{_SYM_IDX}\s*(?:\\right)?\)?$"
+    rf"|^{_SYM_IDX}\s*{DOTS}\s*{_SYM_IDX}$"
 )
 """A family of indexed symbols: `\\lambda_1, \\ldots, \\lambda_n`, `(k_1,k_2,...,k_n)`, `x_2 \\ldots x_8`."""
 _NUMBER_RUN = re.compile(
-    rf"^(?:\\left)?(?:\\\{{)?\s*(?:-?\d+\s*,\s*){{1,3}}{_DOTS}\s*,\s*(?:\d+|(?:\\[A-Za-z]+|{_INDEX})(?:\s*[-+]\s*\d+)?)"
+    rf"^(?:\\left)?(?:\\\{{)?\s*(?:-?\d+\s*,\s*){{1,3}}{DOTS}\s*,\s*(?:\d+|(?:\\[A-Za-z]+|{_INDEX})(?:\s*[-+]\s*\d+)?)"
     rf"\s*(?:\\right)?(?:\\\}})?$"
 )
 """Labels counted off: `1,2, \\ldots, \\ell`, `1, 2, \\dots, n-1`, `\\{1, \\ldots, n\\}` (which boxes or rows), not a formula."""
-_TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{_DOTS}\s*(?:,\s*[^,=<>]{{1,12}})?\s*$")
+_TRAILING_RANGE = re.compile(rf",\s*{_INDEX}\s*=\s*\d\s*,\s*(?:\d\s*,\s*)?{DOTS}\s*(?:,\s*[^,=<>]{{1,12}})?\s*$")
 """A condition with its index range: `b_i \\leq a_i, i=1,2,\\ldots,k`, `0 \\leq k \\leq n, n=1,2, \\ldots`."""
 _PARAMETER = re.compile(
     r"\s*[A-Za-z](?:_\{?\w+\}?)?\s*\\in\s*(?:\\math(?:bb|cal)\s*\{?[A-Z]\}?(?:_\{?[+\w]+\}?|\^\{?[+*\w]+\}?)*|[A-Z])\s*"
@@ -131,7 +132,7 @@ nobody could restore it."""
 _IDLE_MID = re.compile(r"\\mid\s*(?:=|<|>|\\(?:le|ge|leq|geq)(?![A-Za-z])|$)")
 """`f(x-y)|| f(x)-f(y) \\mid=f(y)-f(x)`: a `\\mid` followed by a relation or by nothing divides nothing; among bare
 `|` bars it is an absolute-value bar that a conversion turned into `\\mid` (garbled, nobody could restore the bars)."""
-_CUT_DOTS = re.compile(rf"(?:[-+]|\\(?:cdot|times))\s*{_DOTS}\s*$")
+_CUT_DOTS = re.compile(rf"(?:[-+]|\\(?:cdot|times))\s*{DOTS}\s*$")
 """`-1 \\cdot 2 \\cdot \\cdots`: a product cut off after its dots (the rest sits in another span)."""
 _WHOLE_SYSTEM = re.compile(r"^\\begin\{(alignat|eqnarray|align|flalign)\*?\}.*\\end\{\1\*?\}$", re.DOTALL)
 _WHOLE_ARRAY = re.compile(r"^\\begin\{(array|tabular)\}.*\\end\{\1\}$", re.DOTALL)  # a matrix has `\left(` around it

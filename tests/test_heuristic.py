@@ -480,6 +480,22 @@ def test_a_sentence_that_only_closes_a_proof_stays_in_the_step_before():
     assert split_steps("We have $x = 3$ here.\n\nThus the result is $x^2 = 9$.")[1] == "Thus the result is $x^2 = 9$."
 
 
+def test_a_text_laid_out_in_many_paragraphs_keeps_them_whole_and_a_dense_one_is_cut_at_sentences():
+    paragraph = "Let $a_{k} = k^2$ for this part. Then $a_{k} + 1 > a_{k}$ holds. Hence part {k} is done."
+    laid_out = "\n\n".join(paragraph.replace("{k}", str(k)) for k in range(12))
+    steps = split_steps(laid_out)
+    assert len(steps) == 12 and steps[3] == paragraph.replace("{k}", "3")
+    # the same sentences in three paragraphs: too few line breaks to be the author's steps
+    dense = "\n\n".join(" ".join(paragraph.replace("{k}", str(4 * j + k)) for k in range(4)) for j in range(3))
+    assert len(split_steps(dense)) == 36
+    # a long paragraph among many short ones is still cut at its sentences
+    long_one = " ".join(paragraph.replace("{k}", f"x{k}") for k in range(12))
+    assert len(long_one) > HeuristicConfig().long_paragraph_chars
+    assert len(split_steps(laid_out + "\n\n" + long_one)) == 12 + 36
+    # the rule is a recorded knob: None cuts every text at its sentences
+    assert len(split_steps(laid_out, HeuristicConfig(paragraph_steps=None))) == 36
+
+
 # --- bookkeeping: one small case per family, written for these tests ---------------------------
 
 

@@ -20,6 +20,12 @@ class HeuristicConfig:
     cap, a proof keeps all its steps; olympiad proofs have 17 to 80)."""
     min_step_chars: int = 12
     """A step shorter than this (e.g. `Q.E.D.`) is merged into its neighbour."""
+    paragraph_steps: int | None = 10
+    """A text whose author drew at least this many steps at line breaks keeps its paragraphs whole:
+    the sentences of a paragraph up to `long_paragraph_chars` form one step (None: always cut at
+    sentences). Blind labellers following Appendix A cut such texts at their paragraphs."""
+    long_paragraph_chars: int = 900
+    """A paragraph longer than this is still cut at its sentences when `paragraph_steps` applies."""
     theorem_names: bool = True
     """Offer theorem names of the lexicon (`THEOREM_ALIASES`) found in the prose as candidates."""
     max_mask_share: float = 0.75

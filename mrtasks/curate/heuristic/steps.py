@@ -31,6 +31,11 @@ as many as the text has):
 - Figure-only units (`<img_1>`, `Figure 2`, image links) are dropped; interchangeable parallel
   cases (`When x < 0 ...` / `When x > 0 ...`, neither using the other's result) are merged, so
   the reference order is the only right one; tiny pieces (`Q.E.D.`) fold into the step before.
+- A text laid out in paragraphs keeps them whole: when ten or more of its steps already start on
+  a new line (`HeuristicConfig.paragraph_steps`), its author has drawn the steps, and the sentences
+  of a paragraph of up to 900 characters (`long_paragraph_chars`) form one step. A text written in
+  few, dense paragraphs is cut at its sentences. Blind labellers following the Appendix A prompt
+  cut this way (ANNOTATOR_GOLD.md, round 10).
 - No cap binds by default (`HeuristicConfig.max_steps` is None); with a cap, the shortest
   neighbouring pair is merged until it holds. Step Reordering applies its own length limits
   (`StepReorderingConfig`).
@@ -53,6 +58,33 @@ def _segments(solution: str, cuts: list[int]) -> list[Segment]:
     for a, b in zip(bounds, bounds[1:]):
         a, b = strip_span(solution, a, b)
         if a < b:
+            out.append((a, b))
+    return out
+
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+def _paragraph_chars(solution: str, pos: int) -> int:
+    """The length of the blank-line-delimited paragraph around pos."""
+    starts = [m.end() for m in _BLANK_LINE.finditer(solution, 0, pos)]
+    end = _BLANK_LINE.search(solution, pos)
+    return (end.start() if end else len(solution)) - (starts[-1] if starts else 0)
+
+
+def _keep_paragraphs(solution: str, segs: list[Segment], min_breaks: int | None, long_chars: int) -> list[Segment]:
+    """When at least min_breaks steps already start on a new line, the author has laid the steps
+    out as paragraphs: a step that starts mid-line, in a paragraph of at most long_chars, joins the
+    step before."""
+    mid_line = [k for k in range(1, len(segs)) if "\n" not in solution[segs[k - 1][1] : segs[k][0]]]
+    if min_breaks is None or len(segs) - 1 - len(mid_line) < min_breaks:
+        return segs
+    joins = {k for k in mid_line if _paragraph_chars(solution, segs[k][0]) <= long_chars}
+    out: list[Segment] = []
+    for k, (a, b) in enumerate(segs):
+        if k in joins:
+            out[-1] = (out[-1][0], b)
+        else:
             out.append((a, b))
     return out
 
@@ -407,5 +439,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
                 merged[-1] = (pa, b)
                 continue
         merged.append((a, b))
+    merged = _merge_short(solution, merged, config.min_step_chars, None)
+    merged = _keep_paragraphs(solution, merged, config.paragraph_steps, config.long_paragraph_chars)
     merged = _merge_short(solution, merged, config.min_step_chars, config.max_steps)
     return [solution[a:b] for a, b in merged]

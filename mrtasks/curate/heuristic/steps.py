@@ -43,6 +43,7 @@ as many as the text has):
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from mrtasks.curate.heuristic.config import HeuristicConfig
@@ -65,13 +66,6 @@ def _segments(solution: str, cuts: list[int]) -> list[Segment]:
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
-def _paragraph_chars(solution: str, pos: int) -> int:
-    """The length of the blank-line-delimited paragraph around pos."""
-    starts = [m.end() for m in _BLANK_LINE.finditer(solution, 0, pos)]
-    end = _BLANK_LINE.search(solution, pos)
-    return (end.start() if end else len(solution)) - (starts[-1] if starts else 0)
-
-
 def _keep_paragraphs(solution: str, segs: list[Segment], min_breaks: int | None, long_chars: int) -> list[Segment]:
     """When at least min_breaks steps already start on a new line, the author has laid the steps
     out as paragraphs: a step that starts mid-line, in a paragraph of at most long_chars, joins the
@@ -79,7 +73,15 @@ def _keep_paragraphs(solution: str, segs: list[Segment], min_breaks: int | None,
     mid_line = [k for k in range(1, len(segs)) if "\n" not in solution[segs[k - 1][1] : segs[k][0]]]
     if min_breaks is None or len(segs) - 1 - len(mid_line) < min_breaks:
         return segs
-    joins = {k for k in mid_line if _paragraph_chars(solution, segs[k][0]) <= long_chars}
+    blanks = [(m.start(), m.end()) for m in _BLANK_LINE.finditer(solution)]
+    starts = [0] + [e for _, e in blanks]
+    ends = [b for b, _ in blanks] + [len(solution)]
+
+    def paragraph_chars(pos: int) -> int:
+        i = bisect.bisect_right(starts, pos) - 1
+        return ends[i] - starts[i]
+
+    joins = {k for k in mid_line if paragraph_chars(segs[k][0]) <= long_chars}
     out: list[Segment] = []
     for k, (a, b) in enumerate(segs):
         if k in joins:

@@ -441,7 +441,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
                 merged[-1] = (pa, b)
                 continue
         merged.append((a, b))
-    merged = _merge_short(solution, merged, config.min_step_chars, None)
+    merged = _merge_short(solution, merged, config.min_step_chars, None)  # a `Q.E.D.` line is no step the author drew
     merged = _keep_paragraphs(solution, merged, config.paragraph_steps, config.long_paragraph_chars)
     merged = _merge_short(solution, merged, config.min_step_chars, config.max_steps)
     return [solution[a:b] for a, b in merged]

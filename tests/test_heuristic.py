@@ -480,6 +480,20 @@ def test_a_sentence_that_only_closes_a_proof_stays_in_the_step_before():
     assert split_steps("We have $x = 3$ here.\n\nThus the result is $x^2 = 9$.")[1] == "Thus the result is $x^2 = 9$."
 
 
+def test_a_numbered_step_stating_its_claim_starts_its_step_with_the_proof_after_it():
+    sol = (
+        "A check shows that $f(x)=x+1$ works. We divide the converse into steps.\n\nStep 1: $f$ is injective."
+        "\n\nPut $x=1$ to get $y=f(1) f(y)+1-f(1+f(y))$.\n\nTherefore $f(y_1)=f(y_2)$ gives $y_1=y_2$."
+        "\n\nStep 2: $f$ is increasing.\n\nFix $y$; the map $g(x)=f(x+f(xy))$ is injective by Step 1."
+    )
+    assert split_steps(sol) == [
+        "A check shows that $f(x)=x+1$ works.",
+        "We divide the converse into steps.",
+        "Step 1: $f$ is injective.\n\nPut $x=1$ to get $y=f(1) f(y)+1-f(1+f(y))$.",
+        "Therefore $f(y_1)=f(y_2)$ gives $y_1=y_2$.",
+        "Step 2: $f$ is increasing.\n\nFix $y$; the map $g(x)=f(x+f(xy))$ is injective by Step 1.",
+    ]
+
 def test_a_text_laid_out_in_many_paragraphs_keeps_them_whole_and_a_dense_one_is_cut_at_sentences():
     paragraph = "Let $a_{k} = k^2$ for this part. Then $a_{k} + 1 > a_{k}$ holds. Hence part {k} is done."
     laid_out = "\n\n".join(paragraph.replace("{k}", str(k)) for k in range(12))

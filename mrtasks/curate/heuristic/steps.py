@@ -165,8 +165,12 @@ _HEADING_WORD = (
 _FONT_OPEN = r"\\(?:textbf|textit|emph|underline)\{"
 _FONT_HEADING = rf"{_FONT_OPEN}(?:[^{{}}\n]|\{{[^{{}}\n]*\}}){{1,80}}\}}[.:]?"
 # A numbered case or part label with its hypothesis as a title, on a line without a full stop:
-# `(Case 1) If $a$ and $b$ lie on one line`, `Case 2: $n$ even`.
-_TITLED_LABEL = r"(?:sub)?(?:case|part|step)\s*(?:\d{1,2}|[ivx]{1,4}|[a-z])(?:\.\d+)?\s*[.:)]\s+[^\n.?!]{1,100}"
+# `(Case 1) If $a$ and $b$ lie on one line`, `Case 2: $n$ even`; or a numbered step that states
+# its claim, `Step 1: $f$ is injective.`
+_TITLED_LABEL = (
+    r"(?:sub)?(?:case|part|step)\s*(?:\d{1,2}|[ivx]{1,4}|[a-z])(?:\.\d+)?\s*[.:)]\s+[^\n.?!]{1,100}"
+    r"|step\s*\d{1,2}\s*:\s+[^\n.?!]{1,100}\."
+)
 _HEADING = re.compile(
     rf"\W*(?:<\s*{_HEADING_WORD}\s*\w*\s*>[^\n]{{0,160}}|{_HEADING_WORD}\s*(?:\(?[\w.]{{0,6}}\)?)\s*(?:\([^()]{{0,40}}\))?"
     rf"\s*[.:]?\W*|#{{1,6}}\s.{{0,80}}|\*\*[^*\n]{{1,80}}\*\*[.:]?|{_FONT_HEADING}|{_TITLED_LABEL}"
@@ -379,6 +383,8 @@ def _joins(solution: str, prev: Segment, unit: Segment, clauses: set[int], min_c
     if _ITEM.match(text):
         return heading  # an item of a list of moves starts a step
     item = _LIST_ITEM.match(text)
+    if item and _is_heading(text) and solution.startswith("\n\n", b):
+        return heading  # `Step 1: $f$ is injective.` on a line of its own: a heading, not a plan item
     if item:
         line_start = solution.rfind("\n", 0, a) + 1
         if a - line_start >= 2:

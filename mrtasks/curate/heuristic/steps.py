@@ -31,11 +31,11 @@ as many as the text has):
 - Figure-only units (`<img_1>`, `Figure 2`, image links) are dropped; interchangeable parallel
   cases (`When x < 0 ...` / `When x > 0 ...`, neither using the other's result) are merged, so
   the reference order is the only right one; tiny pieces (`Q.E.D.`) fold into the step before.
-- A text laid out in paragraphs keeps them whole: when ten or more of its steps already start on
-  a new line (`HeuristicConfig.paragraph_steps`), its author has drawn the steps, and the sentences
-  of a paragraph of up to 900 characters (`long_paragraph_chars`) form one step. A text written in
-  few, dense paragraphs is cut at its sentences. Blind labellers following the Appendix A prompt
-  cut this way (ANNOTATOR_GOLD.md, round 10).
+- A text laid out in paragraphs keeps them whole: when enough of its steps already start on a new
+  line (`HeuristicConfig.paragraph_steps`), its author has drawn the steps, and the sentences of a
+  paragraph that is not long (`long_paragraph_chars`) form one step. A text written in few, dense
+  paragraphs is cut at its sentences. Blind labellers following the Appendix A prompt cut this way
+  (ANNOTATOR_GOLD.md, round 10).
 - No cap binds by default (`HeuristicConfig.max_steps` is None); with a cap, the shortest
   neighbouring pair is merged until it holds. Step Reordering applies its own length limits
   (`StepReorderingConfig`).

@@ -69,19 +69,16 @@ _POINTS = re.compile(r"^\s*(?:[A-Z](?:_\{?\w+\}?)?(?:'|\^\{?\\prime\}?)?\s*){2,4
 _HAS_RELATION = re.compile(r"=|<|>|\\(?:le|ge|leq|geq|neq|ne|equiv|cap|cup|subset|subseteq|in|perp|parallel)(?![A-Za-z])")
 
 
-def _leading_subject(text: str) -> bool:
+def _leading_subject(items: list[str]) -> bool:
     """`P C A, \\sphericalangle(P A, A O)=\\pi / 2`, `A^{\\prime} R D, R D^{2}=R N \\cdot R A^{\\prime}`: the figure the
-    sentence names, then the formula, written inside one math span (garbled)."""
-    items = split_top_level(text, ",")
+    sentence names, then the formula, written inside one math span (garbled). `items`: the formula's top-level
+    comma-separated parts."""
     return len(items) >= 2 and bool(_POINTS.match(items[0])) and bool(_HAS_RELATION.search(items[1]))
 
 
-def _trailing_subject(text: str) -> bool:
+def _trailing_subject(items: list[str]) -> bool:
     """`q \\equiv 3 \\bmod 4, q`, `U \\cap V=\\emptyset, A_1`, `\\theta=150^{\\circ}, \\sin \\theta`: a relation, then
     the next sentence's subject that the source wrote inside the same math span (garbled)."""
-    if "," not in text:
-        return False
-    items = split_top_level(text, ",")  # `\\,` is spacing, not a comma
     return len(items) == 2 and bool(_HAS_RELATION.search(items[0])) and bool(_SUBJECT.match(items[1]) or _POINTS.match(items[1]))
 
 
@@ -185,10 +182,9 @@ def significant(text: str) -> str:
     return _SPACING.sub("", text).replace("{", "").replace("}", "").rstrip(".,")
 
 
-def _family(text: str) -> bool:
+def _family(items: list[str]) -> bool:
     """An expression without a relation, then its parameters' ranges: `1+m s_{i}, m \\in \\mathbb{Z}`,
     `(x, y), x \\in E, y \\in Y` (which objects, not a formula)."""
-    items = split_top_level(text, ",")
     family = items[0]  # one expression, not symbols declared together (`a, b \\in G`)
     return (
         len(items) >= 2 and not _HAS_RELATION.search(family) and not _SUBJECT.match(family)
@@ -238,16 +234,17 @@ def junk_reason(text: str) -> str | None:
         return "garbled_markup"
     if "\\mid" in stripped and "|" in stripped.replace("\\|", "") and _IDLE_MID.search(stripped.rstrip(".,; ")):
         return "garbled_markup"
+    items = split_top_level(stripped, ",") if "," in stripped else [stripped]  # `\\,` is spacing, not a comma
     if (
         _INDEX_RANGE.match(stripped) or _INDEX_LIST.match(stripped) or _TRAILING_RANGE.search(stripped)
-        or ("," in stripped and (_NUMBER_RUN.match(stripped) or _family(stripped)))
+        or ("," in stripped and (_NUMBER_RUN.match(stripped) or _family(items)))
     ):
         return "index_range"
     if _CASE_PREFIX.match(stripped):
         return "case_prefix"
-    if _trailing_subject(stripped):
+    if _trailing_subject(items):
         return "trailing_subject"
-    if "," in stripped and _leading_subject(stripped):
+    if _leading_subject(items):
         return "leading_subject"
     if stripped.startswith(("(", "\\left(")) and (_LABEL.match(stripped) or _LABEL_PREFIX.match(stripped)):
         return "label"

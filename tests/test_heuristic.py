@@ -327,18 +327,15 @@ def test_figure_only_pieces_are_dropped_from_the_steps():
     assert split_steps(sol) == ["We draw the circle first.", "Then the chord $AB = 2r$ is a diameter."]
 
 
-def test_a_one_sentence_chain_of_therefore_clauses_is_split_into_moves():
-    sol = (
+def test_a_sentence_is_the_smallest_step_even_a_chain_of_therefore_clauses():
+    """Labellers following the Appendix A prompt cut between sentences, not at `, so` / `, therefore` inside one."""
+    chain = (
         "We have $x = 2 + 3 = 5$ from the sum of both parts, therefore $y = 2x = 10$ follows from doubling it, "
         "hence $z = y + 1 = 11$ is the final count."
     )
-    assert split_steps(sol) == [
-        "We have $x = 2 + 3 = 5$ from the sum of both parts,",
-        "therefore $y = 2x = 10$ follows from doubling it,",
-        "hence $z = y + 1 = 11$ is the final count.",
-    ]
-    no_math = "Nellie, Jacob, and Lana all ate until they cried, so they ate 12 + 6 + 3 = 21 candies in all."
-    assert split_steps(no_math) == [no_math]
+    assert split_steps(chain) == [chain]
+    sol = chain + " Then $w = z - 1 = 10$ is the other count, so $w = y$ as the problem says."
+    assert split_steps(sol) == [chain, "Then $w = z - 1 = 10$ is the other count, so $w = y$ as the problem says."]
 
 
 def test_parallel_cases_are_merged_so_the_order_is_unique():

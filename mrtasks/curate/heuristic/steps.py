@@ -6,11 +6,12 @@ as many as the text has):
 - Units are sentences and lines, cut outside math, figures and LaTeX lists (`_protected`): a
   sentence end is `.`, `?` or `!` (also inside the math that closes a sentence: `$x = 1.$ Then`)
   followed by a capital, a digit or math; a display that ends a sentence and is followed by a
-  capitalised word (`\\]Then`) ends its unit. A `, therefore` clause between two computations
-  is a unit too. An `itemize`/`enumerate`/`description` environment is cut only between the
-  items of a list of moves (items of two lines or more on average: an algorithm's stages, the
-  reasons of a claim); a list of short items is one statement. A LaTeX line break `\\\\` that
-  opens a line belongs to the line before it.
+  capitalised word (`\\]Then`) ends its unit. A sentence is never cut inside: a `, so` or
+  `, therefore` clause stays in its sentence (the fixtures' labellers kept 1 of 15 such cuts).
+  An `itemize`/`enumerate`/`description` environment is cut only between the items of a list of
+  moves (items of two lines or more on average: an algorithm's stages, the reasons of a claim); a
+  list of short items is one statement. A LaTeX line break `\\\\` that opens a line belongs to
+  the line before it.
 - A unit joins the step before it when it continues it: it starts in lower case, with
   punctuation or with display math; the step before dangles (ends with `:`, `,`, `=`, "we get",
   "then", ...); the step before is a heading (`Case 2:`, `<Step 3> title`, `**Claim 1.**`,
@@ -122,8 +123,6 @@ _UNIT_CUT = re.compile(
 )
 # After a display that ends a sentence: a capitalised word (`\]Then`, `\end{align*}First,`).
 _AFTER_DISPLAY = re.compile(r"[ \t]*(?=[A-Z][a-z])")
-# `, therefore ...` between clauses that each compute something: each clause is its own move.
-_CLAUSE_CUT = re.compile(r"(?<=,)[ \t]+(?=(?:therefore|thus|hence|so)\s)")
 # A parenthetical sentence or more: `(Note that ... . Some ...)` opening a sentence; never cut inside.
 _PAREN_OPEN = re.compile(r"\((?=[A-Z][a-z])")
 _LIST_ENV = re.compile(r"\\begin\{(itemize|enumerate|description)\}")
@@ -296,10 +295,9 @@ def _past_line_break(solution: str, at: int) -> int:
     return m.end() if m else at
 
 
-def _units(solution: str, protected: Regions, lists: list[tuple[int, int, list[int]]]) -> tuple[list[Segment], set[int]]:
+def _units(solution: str, protected: Regions, lists: list[tuple[int, int, list[int]]]) -> list[Segment]:
     """The solution cut at every line and sentence boundary outside math, figures and lists
-    (never right after a list marker such as `1.`); also the starts of `, therefore` clauses cut
-    out of a unit."""
+    (never right after a list marker such as `1.`)."""
     cuts = []
     for m in _UNIT_CUT.finditer(solution):
         at = m.start("ws") if m.group("ws") else m.start()  # just after the sentence's last character
@@ -314,20 +312,7 @@ def _units(solution: str, protected: Regions, lists: list[tuple[int, int, list[i
             m = _AFTER_DISPLAY.match(solution, s.outer_end)
             if m and m.end() > s.outer_end - 1 and solution[s.outer_end : m.end()].strip() == "":
                 cuts.append(m.end())
-    out: list[Segment] = []
-    clauses: set[int] = set()
-    for a, b in _segments(solution, cuts):
-        inner = [m.end() for m in _CLAUSE_CUT.finditer(solution, a, b) if not protected.cuts(m.start())]
-        if not inner:
-            out.append((a, b))
-            continue
-        pieces = _segments(solution[:b], [a, *inner])
-        if len(pieces) > 1 and all(y - x >= 30 and "=" in solution[x:y] for x, y in pieces):
-            out += [p for p in pieces if p[0] >= a]
-            clauses.update(p[0] for p in pieces[1:])
-        else:
-            out.append((a, b))
-    return out, clauses
+    return _segments(solution, cuts)
 
 
 _DIGITS = re.compile(r"\d+")
@@ -373,13 +358,11 @@ def _lead_in(text: str) -> bool:
     return bool(_LEAD_IN.search(last))
 
 
-def _joins(solution: str, prev: Segment, unit: Segment, clauses: set[int], min_chars: int) -> bool:
+def _joins(solution: str, prev: Segment, unit: Segment, min_chars: int) -> bool:
     """Whether `unit` continues the step `prev` (see the module docstring)."""
     a, b = unit
     text, before = solution[a:b], solution[prev[0] : prev[1]]
     heading = prev[1] - prev[0] < min_chars or _is_heading(before) or _case_hypothesis(solution, prev, a)
-    if a in clauses:
-        return heading  # `, therefore ...` after a computation: its own move
     if _ITEM.match(text):
         return heading  # an item of a list of moves starts a step
     item = _LIST_ITEM.match(text)
@@ -423,7 +406,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
     """
     lists = _lists(solution)
     protected = _protected(solution, lists)
-    units, clauses = _units(solution, protected, lists)
+    units = _units(solution, protected, lists)
     units = [u for u in units if not _FIGURE_ONLY.match(solution[u[0] : u[1]].strip())]
     steps: list[Segment] = []
     for k, (a, b) in enumerate(units):
@@ -431,7 +414,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
         announces_cases = k + 1 < len(units) and _lead_in(text) and _is_heading_start(solution, units[k + 1])
         # `We run the following steps: \begin{itemize}`, before the items of a list of moves, is a lead-in
         opens_moves = bool(_OPENS_LIST.search(text)) or (k + 1 < len(units) and bool(_OPENS_LIST.match(solution, *units[k + 1])))
-        if steps and (announces_cases or opens_moves or _joins(solution, steps[-1], (a, b), clauses, config.min_step_chars)):
+        if steps and (announces_cases or opens_moves or _joins(solution, steps[-1], (a, b), config.min_step_chars)):
             steps[-1] = (steps[-1][0], b)
         else:
             steps.append((a, b))

@@ -650,6 +650,18 @@ def test_a_lone_symbol_in_a_font_is_context():
     assert not _minor(r"\mathcal{D}=\mathcal{F}", "math")
 
 
+def test_names_of_figure_objects_are_context_not_masks():
+    """A segment, angle, triangle or arc written by its name (a figure label) has nothing to fill in."""
+    sol = (
+        r"Draw the segments $\overline{A_1 B_1}$ and $\overline{C D}$, the angle $\angle B B_{1} C$, the triangles "
+        r"$A S_{b} S_{c}, A X T$ and the arc $\operatorname{arc} E G$. By the power of a point, $A_1 B_1 \cdot C D = 4 x^2 + 1$, "
+        r"so $x = \frac{\sqrt{3}}{2}$ and $\overline{AB} = \overline{CD} + 2$."
+    )
+    assert [f.text for f in extract_formulas(sol)] == [
+        "power of a point", r"x = \frac{\sqrt{3}}{2}", r"A_1 B_1 \cdot C D = 4 x^2 + 1", r"\overline{AB} = \overline{CD} + 2",
+    ]
+
+
 def test_connective_text_and_justifications_are_trimmed_from_a_formula():
     sol = r"We find $$\text{ and } p + q = 10 \quad (\text{since } p = q)$$ and $r s = 12 \text{. }$ here."
     assert [t for t, _, _ in candidates(sol)] == ["p + q = 10", "r s = 12"]

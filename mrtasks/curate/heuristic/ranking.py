@@ -8,8 +8,8 @@ was established and is used) up, a hypothesis (`assumed`: "suppose", "such that"
 bookkeeping cue (`context.bookkeeping_cue`: "let", "if", "for", "where" ... shortly before it) that nothing marks as a
 result: a row with formulas to spare masks those instead.
 Bookkeeping and junk are never offered (`junk`, `context`). Givens copied from the problem,
-formulas longer than `max_formula_chars` and short expressions without a relation are context
-only. A restated formula is offered with all its copies, which are masked together; at most
+formulas longer than `max_formula_chars`, short expressions without a relation and the names of figure
+objects are context only. A restated formula is offered with all its copies, which are masked together; at most
 `max_mask_share` of the non-junk candidates are offered, so masks leave context.
 """
 
@@ -36,6 +36,13 @@ _LONE_SYMBOL = re.compile(
 )
 _LONE_SYMBOLS = re.compile(rf"\s*{_LONE_SYMBOL.pattern}(?:\s*,\s*{_LONE_SYMBOL.pattern})+\s*")
 """Symbols named in a row: `\\mathcal{L}_{X Z}, \\mathcal{L}_{Y Z}` (`denoting by ... the two pieces`)."""
+_NAME_MARKUP = re.compile(
+    r"\\(?:overline|underline|widehat|overarc|overparen|operatorname\s*\{[A-Za-z]+\}|math(?:cal|bb|bf|frak|scr|rm)|"
+    r"angle|measuredangle|triangle|odot|[,;!]|quad)(?![A-Za-z])|_\{?[\sA-Za-z0-9]*\}?|'+|\\prime|[\s{},]"
+)
+"""What the name of a figure object is written with besides its letters: decorations, subscripts, primes, spacing, the
+commas of a list (`\\overline{C D}`, `\\angle B B_{1} C`, `A S_{b} S_{c}, A X T`, `\\operatorname{arc} E G`)."""
+_LETTERS = re.compile(r"[A-Za-z]+")
 _ROLE_BONUS = {"derived": 1.0, "claim": 1.5, "assumed": -1.5}
 RESTATED_BONUS = 1.5
 """A formula the text writes again is usually a result it established and then uses."""
@@ -46,12 +53,15 @@ the others, so a row with formulas to spare masks those."""
 
 def _minor(text: str, kind: str) -> bool:
     """A short expression without a relation (`(i+1)`, `2 \\times 2`, `f(0)`) or a lone symbol
-    (`\\ell^{\\prime}`, `x_{1}`): context, not a key formula."""
+    (`\\ell^{\\prime}`, `x_{1}`) or the name of a figure object (`\\overline{C D}`, `\\angle B B_{1} C`): context, not a
+    key formula (a figure label has nothing to fill in)."""
     if kind not in ("math", "plain"):
         return False
     if len(significant(text)) <= 10 and not _RELATION.search(text):
         return True
-    return bool(_LONE_SYMBOL.fullmatch(text.strip()) or ("," in text and _LONE_SYMBOLS.fullmatch(text)))
+    if _LONE_SYMBOL.fullmatch(text.strip()) or ("," in text and _LONE_SYMBOLS.fullmatch(text)):
+        return True
+    return not _RELATION.search(text) and bool(_LETTERS.fullmatch(_NAME_MARKUP.sub("", text)))
 
 
 def _given(key: str, problem_key: str) -> bool:

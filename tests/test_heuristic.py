@@ -660,6 +660,10 @@ def test_names_of_figure_objects_are_context_not_masks():
     assert [f.text for f in extract_formulas(sol)] == [
         "power of a point", r"x = \frac{\sqrt{3}}{2}", r"A_1 B_1 \cdot C D = 4 x^2 + 1", r"\overline{AB} = \overline{CD} + 2",
     ]
+    from mrtasks.curate.heuristic.ranking import _minor
+
+    assert _minor(r"\operatorname{arc}AB", "math") and _minor(r"A\,B\,C", "math")  # glued or thin-spaced letters
+    assert not _minor(r"0.\overline{36}", "math") and not _minor(r"\angle ABC + \angle BCD", "math")
 
 
 def test_connective_text_and_justifications_are_trimmed_from_a_formula():

@@ -37,8 +37,8 @@ _LONE_SYMBOL = re.compile(
 _LONE_SYMBOLS = re.compile(rf"\s*{_LONE_SYMBOL.pattern}(?:\s*,\s*{_LONE_SYMBOL.pattern})+\s*")
 """Symbols named in a row: `\\mathcal{L}_{X Z}, \\mathcal{L}_{Y Z}` (`denoting by ... the two pieces`)."""
 _NAME_MARKUP = re.compile(
-    r"\\(?:overline|underline|widehat|overarc|overparen|operatorname\s*\{[A-Za-z]+\}|math(?:cal|bb|bf|frak|scr|rm)|"
-    r"angle|measuredangle|triangle|odot|[,;!]|quad)(?![A-Za-z])|_\{?[\sA-Za-z0-9]*\}?|'+|\\prime|[\s{},]"
+    r"\\(?:overline|underline|widehat|overarc|overparen|math(?:cal|bb|bf|frak|scr|rm)|angle|measuredangle|triangle|odot|"
+    r"quad)(?![A-Za-z])|\\operatorname\s*\{[A-Za-z]+\}|\\[,;!]|_\{?[\sA-Za-z0-9]*\}?|'+|\\prime|[\s{},]"
 )
 """What the name of a figure object is written with besides its letters: decorations, subscripts, primes, spacing, the
 commas of a list (`\\overline{C D}`, `\\angle B B_{1} C`, `A S_{b} S_{c}, A X T`, `\\operatorname{arc} E G`)."""

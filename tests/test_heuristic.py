@@ -917,6 +917,14 @@ def test_round_eight_value_runs_symmetry_assumptions_sign_charts_and_generic_for
                   maskable=("w = 4", "w = 6", "w = 9", "s^2 - ps + q = 0"))
 
 
+def test_a_value_run_after_a_long_formula_is_still_counted_off():
+    """The run is read in a window around the formula; a window that opens inside the long span before it must not
+    pair that span's closing dollar with the run's first opening one."""
+    long = " + ".join(rf"\frac{{c_{{{k}}}}}{{t - {k}}}" for k in range(1, 13))
+    got = _kinds(rf"Write $h(t) = {long}$, so the poles are at $t = 1,$ $t = 2,$ $\dots,$ $t = 12.$ Hence $h(0) = 7$.")
+    _assert_kinds(got, bookkeeping=("t = 1", "t = 2", "t = 12"), maskable=("h(0) = 7",))
+
+
 def test_garbled_bars_leading_stacked_relations_and_counted_label_sets_are_not_maskable():
     assert junk_reason(r"g(a-b)|| g(a)-g(b) \mid=g(b)-g(a)>0") == "garbled_markup"  # `\mid` closing an absolute value
     assert junk_reason(r"q \mid n^{2}+1") is None  # a divisibility

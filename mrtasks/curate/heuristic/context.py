@@ -670,6 +670,8 @@ def _value_run(solution: str, start: int, end: int) -> bool:
     if solution[start - 1 : start] != "$" or solution[end : end + 1] not in ("$", ",", "."):
         return False
     lo, hi = max(0, start - 200), min(len(solution), end + 200)
+    if solution.count("$", 0, lo) % 2:
+        lo = solution.index("$", lo) + 1  # the window opened inside a span: pair the dollars from its end
     spans = [(m.start(), m.end(), m.group(1)) for m in _DOLLAR_SPAN.finditer(solution, lo, hi)]
     k = next((i for i, (a, b, _) in enumerate(spans) if a < start < b), None)
     if k is None:

@@ -353,6 +353,33 @@ def test_steps_never_cut_inside_math_and_a_short_solution_keeps_few_steps():
     assert len(split_steps(short, min_steps=3)) == 2  # never cut mid-sentence just to reach min_steps
 
 
+def test_a_table_or_a_cases_block_is_never_cut_even_when_its_dollars_do_not_pair():
+    """A `tabular` of values checked, and a `cases` block whose `$` crosses a blank line (so the math
+    scan cannot see it), stay inside the step that shows them."""
+    table = (
+        "We check every residue.\n\n\\begin{tabular}{c|c}\n\\hline $x$ & $x^3 \\bmod 7$ \\\\\n\\hline 1 & 1 \\\\\n"
+        "\\hline 2 & 1 \\\\\n\\hline 3 & 6 \\\\\n\\hline\n\\end{tabular}\n\nSo the cubes are $0$, $1$ and $6$ only."
+    )
+    assert split_steps(table) == [table[: table.index("\\end{tabular}") + 13], "So the cubes are $0$, $1$ and $6$ only."]
+    cases = (
+        "By induction $f(x)=\\begin{cases}\n 0 & 3|x\n\n 1 & 3|x-1\n\n -1 & 3|x+1\n \\end{cases}$ for all $x$.\n\n"
+        "Case 2. The image of $f$ is not bounded."
+    )
+    assert split_steps(cases)[0] == cases[: cases.index("\n\nCase 2")]
+
+
+def test_one_of_several_proofs_is_a_heading_that_starts_its_step():
+    sol = (
+        "We prove $AK \\cdot LH = AL \\cdot KH$ in two ways. First proof. Let the lines $KL$ and $HC$ meet at $M$. "
+        "Then $M$ is the midpoint of $HC$ by symmetry. Second proof. Consider the circle through $A$, $H$ and $C$."
+    )
+    steps = split_steps(sol)
+    assert [s for s in steps if s.startswith(("First proof.", "Second proof."))] == [
+        "First proof. Let the lines $KL$ and $HC$ meet at $M$.",
+        "Second proof. Consider the circle through $A$, $H$ and $C$.",
+    ]
+
+
 def test_a_numbered_plan_stays_with_its_intro_but_numbered_steps_split():
     plan = "To find the mean we:\n\n1. Add the numbers.\n2. Divide the sum.\n\nThe sum is $6 + 8 = 14$, so the mean is $7$."
     assert split_steps(plan)[0].endswith("2. Divide the sum.")

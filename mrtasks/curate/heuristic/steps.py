@@ -3,7 +3,8 @@
 Policy (the Appendix A step prompt: steps that each stand alone and together rebuild the text;
 as many as the text has):
 
-- Units are sentences and lines, cut outside math, figures and LaTeX lists (`_protected`): a
+- Units are sentences and lines, cut outside math, displays, tables, figures and LaTeX lists
+  (`_protected`; a `tabular` or a `cases` block is never cut, even where a stray `$` hides it): a
   sentence end is `.`, `?` or `!` (also inside the math that closes a sentence: `$x = 1.$ Then`)
   followed by a capital, a digit or math; a display that ends a sentence and is followed by a
   capitalised word (`\\]Then`) ends its unit. A sentence is never cut inside: a `, so` or
@@ -15,7 +16,7 @@ as many as the text has):
 - A unit joins the step before it when it continues it: it starts in lower case, with
   punctuation or with display math; the step before dangles (ends with `:`, `,`, `=`, "we get",
   "then", ...); the step before is a heading (`Case 2:`, `<Step 3> title`, `**Claim 1.**`,
-  `\\textbf{Case 1: $b$ odd}`, a case label with its hypothesis on a line of its own
+  `\\textbf{Case 1: $b$ odd}`, `First proof.`, a case label with its hypothesis on a line of its own
   `(Case 1) If $a$ and $b$ lie on one line`, `Lemma.`, `Proof.`: a heading starts its step
   together with the sentence after it); it is a parenthetical sentence `(Note that ...)`; it
   names what the step before produced (`Call it $K$.`, `Let this point be $T$.`); it restates
@@ -127,6 +128,12 @@ _AFTER_DISPLAY = re.compile(r"[ \t]*(?=[A-Z][a-z])")
 _PAREN_OPEN = re.compile(r"\((?=[A-Z][a-z])")
 _LIST_ENV = re.compile(r"\\begin\{(itemize|enumerate|description)\}")
 _ITEM = re.compile(r"\\item\b")
+# Displays and tables: never cut inside, even where the math scan cannot see them whole (a `$` that
+# crosses a blank line around `\begin{cases}`, a text-mode `tabular` of cases checked).
+_DISPLAY_ENV = re.compile(
+    r"\\begin\{((?:tabular|array|cases|[pbvBV]?matrix|smallmatrix|aligned|alignedat|gathered|split|align|alignat"
+    r"|gather|equation|eqnarray|multline|flalign)\*?)\}"
+)
 # A list whose items average two lines or more (~150 characters) is a list of moves (an algorithm's
 # stages, the reasons of a claim): each item starts a step. Shorter items enumerate one statement.
 _MOVE_ITEM_CHARS = 150
@@ -160,6 +167,8 @@ _HEADING_WORD = (
     r"(?:case|subcase|part|step|claim|lemma|proposition|observation|fact|proof|solution|answer|conclusion|"
     r"remark|note|theorem|corollary|definition|notation|method|approach|idea|setup|construction)"
 )
+# One of several proofs or solutions: `First proof.`, `Second solution:`, `Alternative proof.`
+_ORDINAL_HEADING = r"(?:first|second|third|fourth|another|alternative|alternate)\s+(?:proof|solution|approach|method)\s*[.:]?\W*"
 # A LaTeX font command around a heading (`\textbf{Case 1: $b$ is odd}`), as `**...**` in Markdown.
 _FONT_OPEN = r"\\(?:textbf|textit|emph|underline)\{"
 _FONT_HEADING = rf"{_FONT_OPEN}(?:[^{{}}\n]|\{{[^{{}}\n]*\}}){{1,80}}\}}[.:]?"
@@ -172,7 +181,7 @@ _TITLED_LABEL = (
 )
 _HEADING = re.compile(
     rf"\W*(?:<\s*{_HEADING_WORD}\s*\w*\s*>[^\n]{{0,160}}|{_HEADING_WORD}\s*(?:\(?[\w.]{{0,6}}\)?)\s*(?:\([^()]{{0,40}}\))?"
-    rf"\s*[.:]?\W*|#{{1,6}}\s.{{0,80}}|\*\*[^*\n]{{1,80}}\*\*[.:]?|{_FONT_HEADING}|{_TITLED_LABEL}"
+    rf"\s*[.:]?\W*|#{{1,6}}\s.{{0,80}}|\*\*[^*\n]{{1,80}}\*\*[.:]?|{_FONT_HEADING}|{_TITLED_LABEL}|{_ORDINAL_HEADING}"
     rf"|\\begin\{{proof\}}(?:\[[^\]\n]*\])?)",
     re.IGNORECASE,
 )
@@ -239,13 +248,18 @@ def _lists(solution: str) -> list[tuple[int, int, list[int]]]:
 
 
 def _protected(solution: str, lists: list[tuple[int, int, list[int]]]) -> Regions:
-    """Math spans and figures (`spans.protected_regions`) and LaTeX list environments (each item of a
-    list of moves on its own)."""
+    """Math spans and figures (`spans.protected_regions`), displays and tables (`_DISPLAY_ENV`) and
+    LaTeX list environments (each item of a list of moves on its own)."""
     base = protected_regions(solution)
     regions = []
     for a, b, items in lists:
         bounds = [a, *items, b]
         regions += list(zip(bounds, bounds[1:]))
+    for m in _DISPLAY_ENV.finditer(solution):
+        end_tag = f"\\end{{{m.group(1)}}}"
+        j = solution.find(end_tag, m.end())
+        if j >= 0:
+            regions.append((m.start(), j + len(end_tag)))
     for m in _PAREN_OPEN.finditer(solution):
         k = m.start()
         while k > 0 and solution[k - 1] in " \t":

@@ -696,6 +696,11 @@ def test_names_of_figure_objects_are_context_not_masks():
 def test_connective_text_and_justifications_are_trimmed_from_a_formula():
     sol = r"We find $$\text{ and } p + q = 10 \quad (\text{since } p = q)$$ and $r s = 12 \text{. }$ here."
     assert [t for t, _, _ in candidates(sol)] == ["p + q = 10", "r s = 12"]
+    # the dot of `\right.` closes a `\left\{`: trimming it as a full stop would leave broken LaTeX
+    system = r"So $y=\left\{\begin{array}{l} x+1 \\ x-1 \end{array}\right.$ and $z=\left\{-3 a s^{2}-b\right.$ hold."
+    assert [t for t, _, _ in candidates(system)] == [
+        r"y=\left\{\begin{array}{l} x+1 \\ x-1 \end{array}\right.", r"z=\left\{-3 a s^{2}-b\right."
+    ]
 
 
 def test_established_results_rank_above_hypotheses_and_theorem_names_rank_first():

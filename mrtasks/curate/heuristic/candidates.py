@@ -92,6 +92,8 @@ def _trim(text: str, a: int, b: int, rhs: bool = True) -> tuple[int, int]:
         if not m:
             break
         b -= len(m.group(0))
+    if text.endswith("\\right", a, b) and text.startswith(".", b):
+        b += 1  # `\\right.` closes a `\\left\\{`: its dot is a delimiter, not punctuation
     m = _LEADING_NOISE.match(text, a, b)
     a = m.end() if m else a
     if _TEXT_CMD.search(text, a, b):  # connective text at either end: `\\text{ and } x=1`, `x=1 \\text{. }`

@@ -195,7 +195,7 @@ def pick(args: argparse.Namespace) -> None:
             sha = hashlib.sha256(t.solution.encode()).hexdigest()[:16]
             print(json.dumps({"id": t.id, "source": t.source if group == "corpora_proofs" else group, "kind": t.kind,
                               "split": "heldout" if k < held else "tune", "solution_sha256": sha}))
-        print(f"# {group}: {len(groups[group])} eligible ({rule}), {len(chosen)} picked, {held} held out",
+        print(f"# {group}: {len(groups[group])} eligible ({rule}), {len(chosen)} picked, {min(held, len(chosen))} held out",
               file=sys.stderr)
 
 

@@ -438,6 +438,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if llm_config is not None:
             annotate, llm_run = annotate_with_llm(items, llm_config)
+        labelled = {traj.id: annotate(traj) for _, traj in items}  # once: `--by` scores each group again
+        annotate = lambda traj: labelled[traj.id]  # noqa: E731
         tallies = evaluate(items, annotate)
         figures = {name: t.figures() for name, t in tallies.items()}
         for group in sorted({gold[args.by] for gold, _ in items}) if args.by else []:

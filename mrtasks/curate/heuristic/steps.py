@@ -237,14 +237,22 @@ def _lists(solution: str) -> list[tuple[int, int, list[int]]]:
     moves (items of `_MOVE_ITEM_CHARS` on average)."""
     out = []
     for m in _LIST_ENV.finditer(solution):
-        end_tag = f"\\end{{{m.group(1)}}}"
-        j = solution.find(end_tag, m.end())
-        if j < 0:
+        end = _environment_end(solution, m)
+        if end < 0:
             continue
+        j = end - len(f"\\end{{{m.group(1)}}}")  # where the items stop
         items = [i.start() for i in _ITEM.finditer(solution, m.end(), j)]
         moves = bool(items) and (j - items[0]) / len(items) >= _MOVE_ITEM_CHARS
-        out.append((m.start(), j + len(end_tag), items if moves else []))
+        out.append((m.start(), end, items if moves else []))
     return out
+
+
+def _environment_end(solution: str, opened: re.Match[str]) -> int:
+    """Where the environment that `opened` (`\\begin{name}`, the name its group 1) ends, past its
+    `\\end{name}`; -1 when it is never closed."""
+    end_tag = f"\\end{{{opened.group(1)}}}"
+    j = solution.find(end_tag, opened.end())
+    return -1 if j < 0 else j + len(end_tag)
 
 
 def _protected(solution: str, lists: list[tuple[int, int, list[int]]]) -> Regions:
@@ -255,11 +263,7 @@ def _protected(solution: str, lists: list[tuple[int, int, list[int]]]) -> Region
     for a, b, items in lists:
         bounds = [a, *items, b]
         regions += list(zip(bounds, bounds[1:]))
-    for m in _DISPLAY_ENV.finditer(solution):
-        end_tag = f"\\end{{{m.group(1)}}}"
-        j = solution.find(end_tag, m.end())
-        if j >= 0:
-            regions.append((m.start(), j + len(end_tag)))
+    regions += [(m.start(), end) for m in _DISPLAY_ENV.finditer(solution) if (end := _environment_end(solution, m)) >= 0]
     for m in _PAREN_OPEN.finditer(solution):
         k = m.start()
         while k > 0 and solution[k - 1] in " \t":

@@ -949,6 +949,18 @@ def test_round_eight_value_runs_symmetry_assumptions_sign_charts_and_generic_for
                   maskable=("w = 4", "w = 6", "w = 9", "s^2 - ps + q = 0"))
 
 
+def test_round_fourteen_choices_granted_conditions_intervals_examined_and_set_conditions_are_bookkeeping():
+    got = _kinds(
+        r"So $c$ must be either 2 or -2, and we may choose either $c=2$ or $c=-2$. We choose $c=2$. As long as $x\neq1$ "
+        r"we may cancel $x-1$. Similarly, in the interval $\pi \le \theta \le \frac{3 \pi}{2},$ the sine decreases. "
+        r"Some root of unity lies in the interval $15^\circ \le \phi \le 30^\circ$. Let $\mathcal{A}$ be the set of points "
+        r"of the triangle such that $u \ge \frac{1}{2}$ and $w \ge \frac{1}{3}.$ Then $r^2 = 4r - 3$, so $r = 3$."
+    )
+    _assert_kinds(got, bookkeeping=("c=2", r"x\neq1", r"\pi \le \theta \le \frac{3 \pi}{2}", r"u \ge \frac{1}{2}",
+                                   r"w \ge \frac{1}{3}"),
+                  maskable=(r"15^\circ \le \phi \le 30^\circ", "r^2 = 4r - 3", "r = 3"))
+
+
 def test_a_value_run_after_a_long_formula_is_still_counted_off():
     """The run is read in a window around the formula; a window that opens inside the long span before it must not
     pair that span's closing dollar with the run's first opening one."""

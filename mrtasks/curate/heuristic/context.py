@@ -213,6 +213,23 @@ _SYMMETRY_CASE = re.compile(
 )
 """`Suppose, without loss of generality, that $A B<A C$`, `WLOG, let ...`, `we may assume $A A_1<C C_1$`, `By symmetry,
 we assume that $AC>BC$`: a case chosen by symmetry."""
+_CHOSEN = re.compile(
+    r"\b(?:we|one)\s+(?:may\s+|can\s+|could\s+|might\s+)?(?:choose|pick)(?:\s+either)?(?:\s+M\s*,?\s*(?:or|and)?)*\s*$",
+    re.IGNORECASE,
+)
+"""`we may choose either $s=2$ or $s=-2$`, `We choose $s=2$`: a value taken, not a result."""
+_AS_LONG_AS = re.compile(r"\bas\s+long\s+as(?:\s+M\s*,?\s*(?:and|or)?)*\s*$", re.IGNORECASE)
+"""`As long as $x\\neq1$ we are allowed to cancel`: a condition granted."""
+_INTERVAL_OPENS = re.compile(
+    r"^\W*(?:(?:now|next|finally|then|also|similarly|likewise|and|but)\s*,?\s+)*(?:in|on|over)\s+the\s+"
+    r"(?:open\s+|closed\s+|half-open\s+)?intervals?(?:\s+M\s*,?\s*(?:and|or)?)*\s*$",
+    re.IGNORECASE,
+)
+"""A clause opened by its interval, `Similarly, in the interval $\\pi \\le \\theta \\le \\frac{3\\pi}{2}$, ...`: the case
+examined (`... lies in the interval $15^\\circ \\le \\theta \\le 30^\\circ$` states a result)."""
+_SET_SUCH_THAT = re.compile(r"\bthe\s+set\s+of\b[^.;]{0,80}\bsuch\s+that(?:\s+M\s*,?\s*(?:and|or)?)*\s*$", re.IGNORECASE)
+"""`Let $\\mathcal{A}$ be the set of points in $\\mathcal{T}$ such that $x \\ge \\frac{1}{2}$`: the condition that defines a
+set."""
 _STARTING = re.compile(r"\b(?:start(?:ing)?|begin(?:ning)?)\s+(?:with|from|at)\s*$", re.IGNORECASE)
 """`starting with $n=1$`: the first value tried."""
 _TAKING = re.compile(
@@ -563,15 +580,22 @@ def _loose_range(tail: str, formula: str) -> bool:
 
 
 def _loose_case(clause: str, tail: str, formula: str) -> bool:
-    """A case opened with an aside (`If instead $x=1$`), chosen without loss of generality, opened by a sentence's
-    `For` (`For $9k = 963, 981 \\Longrightarrow n = 37, 19$, we find ...`), or a value tried (`starting with $n=1$`,
-    `taking $n=2$`, `... has 8 factors when $n=1$`)."""
+    """A case opened with an aside (`If instead $x=1$`), chosen without loss of generality or by choice (`We choose
+    $s=2$`), granted (`As long as $x\\neq1$`), opened by a sentence's `For` (`For $9k = 963, 981 \\Longrightarrow n = 37,
+    19$, we find ...`) or its interval (`Similarly, in the interval $\\pi \\le \\theta \\le 2\\pi$, ...`), or a value tried
+    (`starting with $n=1$`, `taking $n=2$`, `... has 8 factors when $n=1$`)."""
     if _one_relation(formula) and _IF_ASIDE.search(tail):
         return True
     if _SYMMETRY_CASE.search(tail[-60:]) and len(split_top_level(formula, ",")) <= 2 and _A_RELATION.search(formula):
         return True  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`, `we may assume $a<b$`
     if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
         return True
+    if _CASE_VALUE.fullmatch(formula) and _CHOSEN.search(tail[-40:]):
+        return True  # `We choose $s=2$`
+    if _one_relation(formula) and _AS_LONG_AS.search(tail[-30:]):
+        return True  # `As long as $x\\neq1$`
+    if _INTERVAL_OPENS.match(clause.strip()) and len(_BOUND_SPLIT.split(formula)) == 3 and "=" not in formula:
+        return True  # `Similarly, in the interval $\\pi \\le \\theta \\le \\frac{3 \\pi}{2}$, ...`
     if _CASE_VALUE.fullmatch(formula) and (_TAKING.search(tail[-40:]) or _STARTING.search(tail[-24:])):
         return True  # `taking $n=4$, we get`, `starting with $n=1$`
     # `This has 8 factors when $n=1$.`: a value tried, stated after the claim (`minimized when $x=3$` is a result)
@@ -581,8 +605,9 @@ def _loose_case(clause: str, tail: str, formula: str) -> bool:
 def _loose_definition(solution: str, start: int, known: str, tail: str, formula: str) -> bool:
     """A name set up by `let` (`_let_names`; `Let $p(e)$ be the number ...`), by the value that picks it (`Let $\\ell$
     be such that $n+\\ell=2^c$`; a membership after `such that` is a hypothesis), a point named by another (`choose
-    $X=B'$`), a quantity named for the work ahead (`Consider the sum $x = ...$`), or generic elements named (`the set
-    $S=\\{s_1, \\ldots, s_k\\}`, `a sequence of checkpoints $a_1<\\ldots<a_t$`)."""
+    $X=B'$`), a set by its condition (`the set of points such that $x \\ge \\frac{1}{2}$`), a quantity named for the
+    work ahead (`Consider the sum $x = ...$`), or generic elements named (`the set $S=\\{s_1, \\ldots, s_k\\}`, `a
+    sequence of checkpoints $a_1<\\ldots<a_t$`)."""
     if _LET.search(tail[-12:]) and _let_names(solution, start, formula, known):
         return True
     if _NAME_IS_NAME.fullmatch(formula) and _CHOOSE.search(tail[-12:]):
@@ -594,6 +619,8 @@ def _loose_definition(solution: str, start: int, known: str, tail: str, formula:
         return True
     if "that" in tail[-30:].lower() and _SUCH_THAT_NAMES.search(tail) and _one_relation(formula) and "=" in formula:
         return True
+    if "such" in tail[-30:].lower() and _SET_SUCH_THAT.search(tail) and _one_relation(formula) and _BOUND_SPLIT.search(formula):
+        return True  # `the set of points ... such that $x \\ge \\frac{1}{2}$`: a set defined by its condition
     generic = _GENERIC_FORM.search(tail) if _A_RELATION.search(formula) else None
     if generic and _letters_only(formula) and not _derived(tail[: generic.start()]):
         return True  # `the sum of the roots of a quadratic $ax^2+bx+c=0$`: the general form, not this problem's

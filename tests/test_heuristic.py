@@ -954,11 +954,13 @@ def test_round_fourteen_choices_granted_conditions_intervals_examined_and_set_co
         r"So $c$ must be either 2 or -2, and we may choose either $c=2$ or $c=-2$. We choose $c=2$. As long as $x\neq1$ "
         r"we may cancel $x-1$. Similarly, in the interval $\pi \le \theta \le \frac{3 \pi}{2},$ the sine decreases. "
         r"Some root of unity lies in the interval $15^\circ \le \phi \le 30^\circ$. Let $\mathcal{A}$ be the set of points "
-        r"of the triangle such that $u \ge \frac{1}{2}$ and $w \ge \frac{1}{3}.$ Then $r^2 = 4r - 3$, so $r = 3$."
+        r"of the triangle such that $u \ge \frac{1}{2}$ and $w \ge \frac{1}{3}.$ Then $r^2 = 4r - 3$, so $r = 3$. "
+        r"In this case we may choose $m=5$ but not $m=6$.",
+        problem=r"Find the largest $m$.",
     )
     _assert_kinds(got, bookkeeping=("c=2", r"x\neq1", r"\pi \le \theta \le \frac{3 \pi}{2}", r"u \ge \frac{1}{2}",
                                    r"w \ge \frac{1}{3}"),
-                  maskable=(r"15^\circ \le \phi \le 30^\circ", "r^2 = 4r - 3", "r = 3"))
+                  maskable=(r"15^\circ \le \phi \le 30^\circ", "r^2 = 4r - 3", "r = 3", "m=5"))
 
 
 def test_a_value_run_after_a_long_formula_is_still_counted_off():

@@ -213,12 +213,11 @@ _SYMMETRY_CASE = re.compile(
 )
 """`Suppose, without loss of generality, that $A B<A C$`, `WLOG, let ...`, `we may assume $A A_1<C C_1$`, `By symmetry,
 we assume that $AC>BC$`: a case chosen by symmetry."""
-_CHOSEN = re.compile(
-    r"\b(?:we|one)\s+(?:may|can|could|might)\s+(?:choose|pick|take)\s+either(?:\s+M\s*,?\s*(?:or|and)?)*\s*$"
-    r"|^\W*(?:(?:so|thus|now|then|here)\s*,?\s+)?(?:we|let\s+us|let's)\s+(?:choose|pick)\s*$",
-    re.IGNORECASE,
+_CHOOSE_EITHER = re.compile(
+    r"\b(?:we|one)\s+(?:may|can|could|might)\s+(?:choose|pick|take)\s+either(?:\s+M\s*,?\s*(?:or|and)?)*\s*$", re.IGNORECASE
 )
-"""`we may choose either $s=2$ or $s=-2$`, a sentence `We choose $s=2$.`: one of interchangeable values taken, not a
+_WE_CHOOSE = re.compile(r"^\W*(?:(?:so|thus|now|then|here)\s*,?\s+)?(?:we|let\s+us|let's)\s+(?:choose|pick)\s*$", re.IGNORECASE)
+"""`we may choose either $s=2$ or $s=-2$` and a clause `We choose $s=2$.`: one of interchangeable values taken, not a
 result (`in this case we may choose $k=2$ but not $k=3$` is a claim)."""
 _AS_LONG_AS = re.compile(r"\bas\s+long\s+as(?:\s+M\s*,?\s*(?:and|or)?)*\s*$", re.IGNORECASE)
 """`As long as $x\\neq1$ we are allowed to cancel`: a condition granted."""
@@ -592,7 +591,7 @@ def _loose_case(clause: str, tail: str, formula: str) -> bool:
         return True  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`, `we may assume $a<b$`
     if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
         return True
-    if _CASE_VALUE.fullmatch(formula) and (_CHOSEN.search(tail[-40:]) or _CHOSEN.match(clause.strip())):
+    if _CASE_VALUE.fullmatch(formula) and (_CHOOSE_EITHER.search(tail[-40:]) or _WE_CHOOSE.match(clause.strip())):
         return True  # `We choose $s=2$`
     if _one_relation(formula) and _AS_LONG_AS.search(tail[-30:]):
         return True  # `As long as $x\\neq1$`

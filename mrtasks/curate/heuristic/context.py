@@ -193,7 +193,9 @@ _IF_ASIDE = re.compile(
     re.IGNORECASE,
 )
 """`If (with bars denoting absolute value) $|x|<1$`, `If instead $\\mathrm{m} \\angle B=\\theta$`: a case opened with an aside."""
-_FOR_OPENS = re.compile(r"^\W*(?:(?:now|first|next|finally|then|also|similarly|and|but)\s*,?\s+|[a-z]+\s*,\s+)*for\s*$", re.IGNORECASE)
+_OPENER = r"(?:now|first|next|finally|then|also|similarly|likewise|so|thus|here|and|but)\s*,?\s+"
+"""A word that may open a clause before what it is about (`Similarly, `, `So `, `Now, `)."""
+_FOR_OPENS = re.compile(rf"^\W*(?:{_OPENER}|[a-z]+\s*,\s+)*for\s*$", re.IGNORECASE)
 """A sentence opened by `For $x^{2}+p x+q=0$, its roots ...`, `For $d \\leqslant 2 n-1$ the result is trivial`: a case."""
 _LET = re.compile(r"(?:^|\W)(?:let|letting|define)\s*$", re.IGNORECASE)
 _LET_BE = re.compile(r"(?:^|\W)let\s*$", re.IGNORECASE)
@@ -216,14 +218,13 @@ we assume that $AC>BC$`: a case chosen by symmetry."""
 _CHOOSE_EITHER = re.compile(
     r"\b(?:we|one)\s+(?:may|can|could|might)\s+(?:choose|pick|take)\s+either(?:\s+M\s*,?\s*(?:or|and)?)*\s*$", re.IGNORECASE
 )
-_WE_CHOOSE = re.compile(r"^\W*(?:(?:so|thus|now|then|here)\s*,?\s+)?(?:we|let\s+us|let's)\s+(?:choose|pick)\s*$", re.IGNORECASE)
+_WE_CHOOSE = re.compile(rf"^\W*(?:{_OPENER})*(?:we|let\s+us|let's)\s+(?:choose|pick)\s*$", re.IGNORECASE)
 """`we may choose either $s=2$ or $s=-2$` and a clause `We choose $s=2$.`: one of interchangeable values taken, not a
 result (`in this case we may choose $k=2$ but not $k=3$` is a claim)."""
 _AS_LONG_AS = re.compile(r"\bas\s+long\s+as(?:\s+M\s*,?\s*(?:and|or)?)*\s*$", re.IGNORECASE)
 """`As long as $x\\neq1$ we are allowed to cancel`: a condition granted."""
 _INTERVAL_OPENS = re.compile(
-    r"^\W*(?:(?:now|next|finally|then|also|similarly|likewise|and|but)\s*,?\s+)*(?:in|on|over)\s+the\s+"
-    r"(?:open\s+|closed\s+|half-open\s+)?intervals?(?:\s+M\s*,?\s*(?:and|or)?)*\s*$",
+    rf"^\W*(?:{_OPENER})*(?:in|on|over)\s+the\s+(?:open\s+|closed\s+|half-open\s+)?intervals?(?:\s+M\s*,?\s*(?:and|or)?)*\s*$",
     re.IGNORECASE,
 )
 """A clause opened by its interval, `Similarly, in the interval $\\pi \\le \\theta \\le \\frac{3\\pi}{2}$, ...`: the case
@@ -587,15 +588,16 @@ def _loose_case(clause: str, tail: str, formula: str) -> bool:
     (`starting with $n=1$`, `taking $n=2$`, `... has 8 factors when $n=1$`)."""
     if _one_relation(formula) and _IF_ASIDE.search(tail):
         return True
+    clause = clause.strip()
     if _SYMMETRY_CASE.search(tail[-60:]) and len(split_top_level(formula, ",")) <= 2 and _A_RELATION.search(formula):
         return True  # `WLOG, let $\\omega = \\frac{-1+\\sqrt{3}i}{2}, \\omega^2=\\frac{-1-\\sqrt{3}i}{2}$`, `we may assume $a<b$`
-    if _FOR_OPENS.match(clause.strip()) and (_one_relation(formula) or _values_and_results(formula)):
+    if _FOR_OPENS.match(clause) and (_one_relation(formula) or _values_and_results(formula)):
         return True
-    if _CASE_VALUE.fullmatch(formula) and (_CHOOSE_EITHER.search(tail[-40:]) or _WE_CHOOSE.match(clause.strip())):
+    if _CASE_VALUE.fullmatch(formula) and (_CHOOSE_EITHER.search(tail[-40:]) or _WE_CHOOSE.match(clause)):
         return True  # `We choose $s=2$`
     if _one_relation(formula) and _AS_LONG_AS.search(tail[-30:]):
         return True  # `As long as $x\\neq1$`
-    if _INTERVAL_OPENS.match(clause.strip()) and len(_BOUND_SPLIT.split(formula)) == 3 and "=" not in formula:
+    if _INTERVAL_OPENS.match(clause) and len(_BOUND_SPLIT.split(formula)) == 3 and "=" not in formula:
         return True  # `Similarly, in the interval $\\pi \\le \\theta \\le \\frac{3 \\pi}{2}$, ...`
     if _CASE_VALUE.fullmatch(formula) and (_TAKING.search(tail[-40:]) or _STARTING.search(tail[-24:])):
         return True  # `taking $n=4$, we get`, `starting with $n=1$`

@@ -32,7 +32,7 @@ def candidates(solution: str) -> list[tuple[str, str, str | None]]:
 
 
 def covers_but_figures(steps: list[str], solution: str) -> bool:
-    """Steps are verbatim, in order, and leave out nothing but whitespace and figure references."""
+    """Steps are verbatim, in order, and leave out nothing but whitespace, figure references and credit lines."""
     pos, rest = 0, []
     for step in steps:
         j = solution.find(step, pos)
@@ -41,7 +41,7 @@ def covers_but_figures(steps: list[str], solution: str) -> bool:
         rest.append(solution[pos:j])
         pos = j + len(step)
     rest.append(solution[pos:])
-    left = re.sub(r"<img_\d+>|(?:Figure|Fig\.?)\s*\d+|\[asy\].*?\[/asy\]", "", "".join(rest), flags=re.S | re.I)
+    left = re.sub(r"<img_\d+>|(?:Figure|Fig\.?)\s*\d+|\[asy\].*?\[/asy\]|(?m:^~[A-Za-z][^\n]*$)", "", "".join(rest), flags=re.S | re.I)
     return not left.strip()
 
 
@@ -325,6 +325,24 @@ def test_any_text_gives_verbatim_formulas_and_covering_steps(sol):
 def test_figure_only_pieces_are_dropped_from_the_steps():
     sol = "We draw the circle first.\n\n<img_3695>\n\nFigure 1\n\nThen the chord $AB = 2r$ is a diameter."
     assert split_steps(sol) == ["We draw the circle first.", "Then the chord $AB = 2r$ is a diameter."]
+
+
+def test_layout_tags_and_credit_lines_stay_out_of_a_step_start_and_roman_items_start_steps():
+    sol = (
+        "We set up the law of cosines in triangle $AEF$ first. $AE^2 = AF^2 + EF^2 - 2 AF \\cdot EF \\cos F.$ (1)\n"
+        "Then the same law in triangle $AFE$ gives the second equation.\n</ol>\n\\bigskip\n"
+        "Now we add the two and simplify to get $EF = 7$.\n~MRENTHUSIASM (credit given to AoPS)\n\n"
+        "We consider three cases.\n\ni. If $x > b$, let $\\delta = x - b$ and check the bound.\n\n"
+        "ii. If $x < a$, let $\\delta = a - x$ and check the bound."
+    )
+    assert split_steps(sol) == [
+        "We set up the law of cosines in triangle $AEF$ first.",
+        "$AE^2 = AF^2 + EF^2 - 2 AF \\cdot EF \\cos F.$ (1)",  # the tag stays with its formula
+        "Then the same law in triangle $AFE$ gives the second equation.\n</ol>\n\\bigskip",  # layout closes a step
+        "Now we add the two and simplify to get $EF = 7$.",  # the credit line is no move
+        "We consider three cases.\n\ni. If $x > b$, let $\\delta = x - b$ and check the bound.",
+        "ii. If $x < a$, let $\\delta = a - x$ and check the bound.",  # a roman item is not lower-case prose
+    ]
 
 
 def test_a_sentence_is_the_smallest_step_even_a_chain_of_therefore_clauses():

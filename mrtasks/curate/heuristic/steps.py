@@ -30,7 +30,7 @@ as many as the text has):
   belongs to the plan it is part of, a nested (indented) item to its parent. An item of a LaTeX
   list of moves starts a step; the sentence that opens the list (`We run the following steps.`,
   `Now note that:`) stays with the step before, like a lead-in to cases.
-- Figure-only units (`<img_1>`, `Figure 2`, image links) are dropped; interchangeable parallel
+- Units with no move (`<img_1>`, `Figure 2`, image links, a credit line `~name`) are dropped; interchangeable parallel
   cases (`When x < 0 ...` / `When x > 0 ...`, neither using the other's result) are merged, so
   the reference order is the only right one; tiny pieces (`Q.E.D.`) fold into the step before.
 - A text laid out in paragraphs keeps them whole: when enough of its steps already start on a new
@@ -138,10 +138,13 @@ _DISPLAY_ENV = re.compile(
 # stages, the reasons of a claim): each item starts a step. Shorter items enumerate one statement.
 _MOVE_ITEM_CHARS = 150
 _OPENS_LIST = re.compile(r"\\begin\{(?:itemize|enumerate|description)\}(?:\[[^\]\n]*\])?\s*$")
-_FIGURE_ONLY = re.compile(
-    r"^(?:<img_\d+>|\(?(?:see\s+)?(?:figure|fig\.?)\s*\d+(?:\.\d+)?[a-z]?\)?[.:]?|\[asy\].*\[/asy\]|!\[[^\]]*\]\([^)]*\))$",
+_NO_MOVE = re.compile(
+    r"^(?:<img_\d+>|\(?(?:see\s+)?(?:figure|fig\.?)\s*\d+(?:\.\d+)?[a-z]?\)?[.:]?|\[asy\].*\[/asy\]|!\[[^\]]*\]\([^)]*\)"
+    r"|~[A-Za-z][^\n]{0,80})$",
     re.IGNORECASE | re.DOTALL,
 )
+"""A unit with no move in it: a figure (`<img_1>`, `Figure 2`, an image link) or an author's credit line
+(`~MRENTHUSIASM (credit given to AoPS)`)."""
 _DANGLING_WORDS = frozenset(
     "then that so and or thus hence therefore get gets obtain give gives yield yields have has where is are by of to as "
     "with become becomes equal equals because since namely i.e. follows following".split()
@@ -159,7 +162,8 @@ def _dangles(text: str) -> bool:
         return True
     m = _LAST_WORD.search(t)
     return bool(m) and m.group(0).lower() in _DANGLING_WORDS
-_CONTINUES = re.compile(r"^(?:[a-z]|\$\$|\\\[|\\begin\{|[,;.)]|=\s*\\)")
+_CONTINUES = re.compile(r"^(?:(?!(?:[ivx]{1,4}|[a-h])[.)]\s+[A-Z$\\])[a-z]|\$\$|\\\[|\\begin\{|[,;.)]|=\s*\\)")
+"""A unit that goes on with the step before: lower case (not a list marker `ii. If ...`), punctuation, display math."""
 _MARKER_ONLY = re.compile(r"\s*(?:#{1,6}\s*)?(?:\*\*)?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]")
 # A heading: a structural label, alone or with a short title (`Case 2:`, `<Step 3> $x$ is odd`,
 # `**Claim 1.**`, `Lemma.`, `Proof.`, `## Part (b)`), which starts its step with the next sentence.
@@ -303,13 +307,20 @@ def _union(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-_LINE_BREAK = re.compile(r"\\\\(?:\[[^\]\n]{0,12}\])?\s*")  # `\\` or `\\[2pt]` between text lines
+_LAYOUT = re.compile(
+    r"(?:(?:\\\\(?:\[[^\]\n]{0,12}\])?|\[\d*(?:pt|em|ex|mm)\]|</[A-Za-z]+>"
+    r"|\\(?:bigskip|medskip|smallskip|noindent|newline|par)(?![A-Za-z])|\\vspace\*?\{[^{}\n]{0,12}\})\s*)+"
+)
+"""Layout that closes or spaces the text before it: a LaTeX line break `\\\\` or `\\\\[2pt]` (or its stray
+`[0pt]`), a closing HTML tag (`</ol>`, `</center>`), `\\bigskip`, `\\vspace{1em}`."""
+_EQUATION_TAG = re.compile(r"\((?:\d{1,3}|\*{1,3}|[ivx]{1,4}|[a-z])\)[ \t]*(?:\n|$)")
+"""A formula's tag at the end of its line (`$a^2 = b^2 + c^2.$ (1)`): it labels the formula before it."""
 
 
-def _past_line_break(solution: str, at: int) -> int:
-    """A cut moved past a LaTeX line break that opens the next line (`... $L \\ge n$.\n\\\\Consider`):
-    the break ends the line before it, it does not start a step."""
-    m = _LINE_BREAK.match(solution, at)
+def _past_layout(solution: str, at: int) -> int:
+    """A cut moved past layout that opens the next line (`... $L \\ge n$.\n\\\\Consider`, `...$.\n</ol>\nNow`):
+    it ends what came before, it does not start a step (the labellers start the step after it)."""
+    m = _LAYOUT.match(solution, at)
     return m.end() if m else at
 
 
@@ -323,7 +334,9 @@ def _units(solution: str, protected: Regions, lists: list[tuple[int, int, list[i
             continue
         if m.group("ws") and _MARKER_ONLY.fullmatch(solution, solution.rfind("\n", 0, at) + 1, at):
             continue  # `1. Add the numbers.`: the marker is not a sentence
-        cuts.append(_past_line_break(solution, m.end()))
+        if m.group("ws") and _EQUATION_TAG.match(solution, m.end()):
+            continue  # `$x = 1.$ (1)`: the tag belongs to its formula
+        cuts.append(_past_layout(solution, m.end()))
     cuts += [i for _, _, items in lists for i in items if not protected.cuts(i)]  # a list of moves
     for s in math_spans(solution)[0]:
         if s.display and not protected.cuts(s.outer_end):
@@ -425,7 +438,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
     lists = _lists(solution)
     protected = _protected(solution, lists)
     units = _units(solution, protected, lists)
-    units = [u for u in units if not _FIGURE_ONLY.match(solution[u[0] : u[1]].strip())]
+    units = [u for u in units if not _NO_MOVE.match(solution[u[0] : u[1]].strip())]
     steps: list[Segment] = []
     for k, (a, b) in enumerate(units):
         text = solution[a:b]

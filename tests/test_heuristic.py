@@ -343,6 +343,8 @@ def test_layout_tags_and_credit_lines_stay_out_of_a_step_start_and_roman_items_s
         "We consider three cases.\n\ni. If $x > b$, let $\\delta = x - b$ and check the bound.",
         "ii. If $x < a$, let $\\delta = a - x$ and check the bound.",  # a roman item is not lower-case prose
     ]
+    wrapped = "The cell is not on the edge of the board\n(that is, it is in cell $(2,i)$ with $2 < i$), so it has four neighbours."
+    assert split_steps(wrapped) == [wrapped]  # a parenthesis opened in lower case goes on with its sentence
 
 
 def test_a_sentence_is_the_smallest_step_even_a_chain_of_therefore_clauses():

@@ -22,7 +22,8 @@ screens A-E (`SCREENED_ROUND5`) as well; `pick --round 6` leaves out round 5's r
 leaves out round 6's rows and screen G, and takes more olympiad proofs and computations (`GROUP_SIZES`);
 `pick --round 11` leaves out round 9's rows and screen H, and takes mostly proofs (no IMO-ProofBench row is left);
 `pick --round 12` leaves out round 11's rows too, and takes more computations again; `pick --round 13` leaves out
-round 12's rows too, and takes every olympiad proof left.
+round 12's rows too, and takes every olympiad proof left; `pick --round 14` leaves out round 13's rows and screen I,
+and takes the long ProofNet/miniF2F proofs and MATH computations (no olympiad proof is left).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ SEED_ROUND9 = "annotator-gold-round9"
 SEED_ROUND11 = "annotator-gold-round11"
 SEED_ROUND12 = "annotator-gold-round12"
 SEED_ROUND13 = "annotator-gold-round13"
+SEED_ROUND14 = "annotator-gold-round14"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -68,7 +70,8 @@ GROUPS_ROUND3 = {"olympiadbench_tp": 6, "imo_proofbench": 4, "math_train": 6, "c
 GROUP_SIZES = {9: {"olympiadbench_tp": 8, "imo_proofbench": 4, "math_train": 10, "corpora_proofs": 6},
                11: {"olympiadbench_tp": 10, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 8},
                12: {"olympiadbench_tp": 8, "imo_proofbench": 0, "math_train": 10, "corpora_proofs": 6},
-               13: {"olympiadbench_tp": 10, "imo_proofbench": 0, "math_train": 8, "corpora_proofs": 6}}
+               13: {"olympiadbench_tp": 10, "imo_proofbench": 0, "math_train": 8, "corpora_proofs": 6},
+               14: {"olympiadbench_tp": 10, "imo_proofbench": 0, "math_train": 8, "corpora_proofs": 12}}
 EARLIER_FIXTURES = ("annotator_gold.jsonl", "annotator_gold_proofs.jsonl", "annotator_gold_external.jsonl")
 LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
                 4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl")),
@@ -86,12 +89,17 @@ LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
                 13: (SEED_ROUND13, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl",
                                     "annotator_gold_round5.jsonl", "annotator_gold_round6.jsonl",
                                     "annotator_gold_round9.jsonl", "annotator_gold_round11.jsonl",
-                                    "annotator_gold_round12.jsonl"))}
+                                    "annotator_gold_round12.jsonl")),
+                14: (SEED_ROUND14, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl", "annotator_gold_round4.jsonl",
+                                    "annotator_gold_round5.jsonl", "annotator_gold_round6.jsonl",
+                                    "annotator_gold_round9.jsonl", "annotator_gold_round11.jsonl",
+                                    "annotator_gold_round12.jsonl", "annotator_gold_round13.jsonl"))}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
 SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREENED_ROUND5, "external_f", "external_g"),
             11: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             12: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
-            13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h")}
+            13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
+            14: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
 
@@ -210,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13), default=2, help="which fixture's choice to print")
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14), default=2, help="which fixture's choice to print")
     args = p.parse_args(argv)
     build(args) if args.cmd == "build" else pick(args)
 

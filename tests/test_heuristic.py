@@ -332,7 +332,7 @@ def test_layout_tags_and_credit_lines_stay_out_of_a_step_start_and_roman_items_s
         "We set up the law of cosines in triangle $AEF$ first. $AE^2 = AF^2 + EF^2 - 2 AF \\cdot EF \\cos F.$ (1)\n"
         "Then the same law in triangle $AFE$ gives the second equation.\n</ol>\n\\bigskip\n"
         "Now we add the two and simplify to get $EF = 7$.\n~MRENTHUSIASM (credit given to AoPS)\n\n"
-        "We consider three cases.\n\ni. If $x > b$, let $\\delta = x - b$ and check the bound.\n\n"
+        "Fix $\\varepsilon > 0$.\n\ni. If $x > b$, let $\\delta = x - b$ and check the bound.\n\n"
         "ii. If $x < a$, let $\\delta = a - x$ and check the bound."
     )
     assert split_steps(sol) == [
@@ -340,11 +340,15 @@ def test_layout_tags_and_credit_lines_stay_out_of_a_step_start_and_roman_items_s
         "$AE^2 = AF^2 + EF^2 - 2 AF \\cdot EF \\cos F.$ (1)",  # the tag stays with its formula
         "Then the same law in triangle $AFE$ gives the second equation.\n</ol>\n\\bigskip",  # layout closes a step
         "Now we add the two and simplify to get $EF = 7$.",  # the credit line is no move
-        "We consider three cases.\n\ni. If $x > b$, let $\\delta = x - b$ and check the bound.",
+        "Fix $\\varepsilon > 0$.",
+        "i. If $x > b$, let $\\delta = x - b$ and check the bound.",
         "ii. If $x < a$, let $\\delta = a - x$ and check the bound.",  # a roman item is not lower-case prose
     ]
     wrapped = "The cell is not on the edge of the board\n(that is, it is in cell $(2,i)$ with $2 < i$), so it has four neighbours."
     assert split_steps(wrapped) == [wrapped]  # a parenthesis opened in lower case goes on with its sentence
+    assert split_steps("We have $x = 1$.\n~Then $y = x + 1 = 2$ follows at once.") == [
+        "We have $x = 1$.", "~Then $y = x + 1 = 2$ follows at once."
+    ]  # a LaTeX `~` space before math is no credit line
 
 
 def test_a_sentence_is_the_smallest_step_even_a_chain_of_therefore_clauses():

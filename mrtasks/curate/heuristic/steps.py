@@ -140,11 +140,12 @@ _MOVE_ITEM_CHARS = 150
 _OPENS_LIST = re.compile(r"\\begin\{(?:itemize|enumerate|description)\}(?:\[[^\]\n]*\])?\s*$")
 _NO_MOVE = re.compile(
     r"^(?:<img_\d+>|\(?(?:see\s+)?(?:figure|fig\.?)\s*\d+(?:\.\d+)?[a-z]?\)?[.:]?|\[asy\].*\[/asy\]|!\[[^\]]*\]\([^)]*\)"
-    r"|~[A-Za-z][^\n]{0,80})$",
+    r"|~[A-Za-z][^\n$\\=]{0,80})$",
     re.IGNORECASE | re.DOTALL,
 )
 """A unit with no move in it: a figure (`<img_1>`, `Figure 2`, an image link) or an author's credit line
-(`~MRENTHUSIASM (credit given to AoPS)`)."""
+(`~MRENTHUSIASM (credit given to AoPS)`: a `~` and a name, no math; a line that opens with a LaTeX `~` space and
+goes on with math is a step)."""
 _DANGLING_WORDS = frozenset(
     "then that so and or thus hence therefore get gets obtain give gives yield yields have has where is are by of to as "
     "with become becomes equal equals because since namely i.e. follows following".split()

@@ -163,7 +163,10 @@ def _dangles(text: str) -> bool:
         return True
     m = _LAST_WORD.search(t)
     return bool(m) and m.group(0).lower() in _DANGLING_WORDS
-_CONTINUES = re.compile(r"^(?:(?!(?:[ivx]{1,4}|[a-h])[.)]\s+[A-Z$\\])[a-z]|\((?![ivx]{1,4}'?\))[a-z]{2,}\b|\$\$|\\\[|\\begin\{|[,;.)]|=\s*\\)")
+_CONTINUES = re.compile(
+    r"^(?:(?!(?:[ivx]{1,4}|[a-h])[.)]\s+[A-Z$\\])[a-z]|\((?![ivx]{1,4}'?\))[a-z]{2,}\b"
+    r"|\$\$|\\\[|\\begin\{|[,;.)]|=\s*\\)"
+)
 """A unit that goes on with the step before: lower case (not a list marker `ii. If ...`), a parenthesis opened in
 lower case (`(that is, ...)`), punctuation, display math."""
 _MARKER_ONLY = re.compile(r"\s*(?:#{1,6}\s*)?(?:\*\*)?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]")

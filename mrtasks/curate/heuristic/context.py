@@ -195,6 +195,8 @@ _IF_ASIDE = re.compile(
 """`If (with bars denoting absolute value) $|x|<1$`, `If instead $\\mathrm{m} \\angle B=\\theta$`: a case opened with an aside."""
 _OPENER = r"(?:now|first|next|finally|then|also|similarly|likewise|so|thus|here|and|but)\s*,?\s+"
 """A word that may open a clause before what it is about (`Similarly, `, `So `, `Now, `)."""
+_FORMULAS_END = r"(?:\s+M\s*,?\s*(?:and|or)?)*\s*$"
+"""The end of a tail (formulas written `M`): one formula or a list of them (`M, M and M`) just before the one read."""
 _FOR_OPENS = re.compile(rf"^\W*(?:{_OPENER}|[a-z]+\s*,\s+)*for\s*$", re.IGNORECASE)
 """A sentence opened by `For $x^{2}+p x+q=0$, its roots ...`, `For $d \\leqslant 2 n-1$ the result is trivial`: a case."""
 _LET = re.compile(r"(?:^|\W)(?:let|letting|define)\s*$", re.IGNORECASE)
@@ -216,26 +218,26 @@ _SYMMETRY_CASE = re.compile(
 """`Suppose, without loss of generality, that $A B<A C$`, `WLOG, let ...`, `we may assume $A A_1<C C_1$`, `By symmetry,
 we assume that $AC>BC$`: a case chosen by symmetry."""
 _CHOOSE_EITHER = re.compile(
-    r"\b(?:we|one)\s+(?:may|can|could|might)\s+(?:choose|pick|take)\s+either(?:\s+M\s*,?\s*(?:or|and)?)*\s*$", re.IGNORECASE
+    rf"\b(?:we|one)\s+(?:may|can|could|might)\s+(?:choose|pick|take)\s+either{_FORMULAS_END}", re.IGNORECASE
 )
 _WE_CHOOSE = re.compile(rf"^\W*(?:{_OPENER})*(?:we|let\s+us|let's)\s+(?:choose|pick)\s*$", re.IGNORECASE)
 """`we may choose either $s=2$ or $s=-2$` and a clause `We choose $s=2$.`: one of interchangeable values taken, not a
 result (`in this case we may choose $k=2$ but not $k=3$` is a claim)."""
-_AS_LONG_AS = re.compile(r"\bas\s+long\s+as(?:\s+M\s*,?\s*(?:and|or)?)*\s*$", re.IGNORECASE)
+_AS_LONG_AS = re.compile(rf"\bas\s+long\s+as{_FORMULAS_END}", re.IGNORECASE)
 """`As long as $x\\neq1$ we are allowed to cancel`: a condition granted."""
 _INTERVAL_OPENS = re.compile(
-    rf"^\W*(?:{_OPENER})*(?:in|on|over)\s+the\s+(?:open\s+|closed\s+|half-open\s+)?intervals?(?:\s+M\s*,?\s*(?:and|or)?)*\s*$",
+    rf"^\W*(?:{_OPENER})*(?:in|on|over)\s+the\s+(?:open\s+|closed\s+|half-open\s+)?intervals?{_FORMULAS_END}",
     re.IGNORECASE,
 )
 """A clause opened by its interval, `Similarly, in the interval $\\pi \\le \\theta \\le \\frac{3\\pi}{2}$, ...`: the case
 examined (`... lies in the interval $15^\\circ \\le \\theta \\le 30^\\circ$` states a result)."""
-_SET_SUCH_THAT = re.compile(r"\bthe\s+set\s+of\b[^.;]{0,80}\bsuch\s+that(?:\s+M\s*,?\s*(?:and|or)?)*\s*$", re.IGNORECASE)
+_SET_SUCH_THAT = re.compile(rf"\bthe\s+set\s+of\b[^.;]{{0,80}}\bsuch\s+that{_FORMULAS_END}", re.IGNORECASE)
 """`Let $\\mathcal{A}$ be the set of points in $\\mathcal{T}$ such that $x \\ge \\frac{1}{2}$`: the condition that defines a
 set."""
 _STARTING = re.compile(r"\b(?:start(?:ing)?|begin(?:ning)?)\s+(?:with|from|at)\s*$", re.IGNORECASE)
 """`starting with $n=1$`: the first value tried."""
 _TAKING = re.compile(
-    r"\b(?:taking|take|setting|putting|plugging(?:\s+in)?|substituting|using)(?:\s+M\s*,?\s*(?:and|or)?)*\s*$", re.IGNORECASE
+    rf"\b(?:taking|take|setting|putting|plugging(?:\s+in)?|substituting|using){_FORMULAS_END}", re.IGNORECASE
 )
 """`Therefore, taking $n=2$ and $n=3$, we get ...`: values tried."""
 _WHEN_AFTER = re.compile(r"(?<!\bonly)(?<!\bexactly)\s+(?:when|whenever)\s*$", re.IGNORECASE)

@@ -93,9 +93,8 @@ def _keep_paragraphs(solution: str, segs: list[Segment], min_breaks: int | None,
     return out
 
 
-def _merge_short(solution: str, segs: list[Segment], min_chars: int, max_steps: int | None) -> list[Segment]:
-    """Fold tiny pieces (e.g. "Q.E.D.") into a neighbour; then, while there are more than
-    max_steps, merge the adjacent pair with the smallest combined length."""
+def _merge_short(solution: str, segs: list[Segment], min_chars: int) -> list[Segment]:
+    """Fold tiny pieces (e.g. "Q.E.D.") into a neighbour."""
     out: list[Segment] = []
     for a, b in segs:
         tiny = b - a < min_chars or not _ALNUM.search(solution, a, b)
@@ -105,6 +104,12 @@ def _merge_short(solution: str, segs: list[Segment], min_chars: int, max_steps: 
             out.append((a, b))
     if len(out) > 1 and out[0][1] - out[0][0] < min_chars:
         out[:2] = [(out[0][0], out[1][1])]
+    return out
+
+
+def _cap(segs: list[Segment], max_steps: int | None) -> list[Segment]:
+    """While there are more than max_steps (None: no cap), merge the adjacent pair with the smallest combined length."""
+    out = list(segs)
     while max_steps is not None and len(out) > max(max_steps, 1):
         i = min(range(len(out) - 1), key=lambda k: (out[k + 1][1] - out[k][0], k))
         out[i : i + 2] = [(out[i][0], out[i + 1][1])]
@@ -466,7 +471,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
                 merged[-1] = (pa, b)
                 continue
         merged.append((a, b))
-    merged = _merge_short(solution, merged, config.min_step_chars, None)  # a `Q.E.D.` line is no step the author drew
+    merged = _merge_short(solution, merged, config.min_step_chars)  # a `Q.E.D.` line is no step the author drew
     merged = _keep_paragraphs(solution, merged, config.paragraph_steps, config.long_paragraph_chars)
-    merged = _merge_short(solution, merged, config.min_step_chars, config.max_steps)
+    merged = _cap(merged, config.max_steps)  # joining paragraphs only grows steps: nothing tiny is left to fold
     return [solution[a:b] for a, b in merged]

@@ -558,6 +558,23 @@ def test_a_text_laid_out_in_many_paragraphs_keeps_them_whole_and_a_dense_one_is_
     assert len(split_steps(laid_out, HeuristicConfig(paragraph_steps=None))) == 36
 
 
+def test_a_model_written_cot_keeps_its_paragraphs_whole_and_the_same_text_in_dollars_is_cut_at_sentences():
+    cot = (
+        "To find the mean, we add the numbers and divide by how many there are. Let's break this down.\n\n"
+        "First, we add the numbers. The sum is:\n\\[\n6 + 8 + 10 = 24\n\\]\n\n"
+        "Next, we count them. There are 3 numbers, so we divide \\(24\\) by \\(3\\):\n\\[\n24 / 3 = 8\n\\]\n\n"
+        "Therefore, the mean is \\(\\boxed{8}\\)."
+    )
+    steps = split_steps(cot)
+    assert [s.split()[0] for s in steps] == ["To", "First,", "Next,", "Therefore,"]
+    assert steps[2] == "Next, we count them. There are 3 numbers, so we divide \\(24\\) by \\(3\\):\n\\[\n24 / 3 = 8\n\\]"
+    # a human text in dollars with as few paragraphs is written densely: every sentence is a move
+    dollars = cot.replace("\\[", "$$").replace("\\]", "$$").replace("\\(", "$").replace("\\)", "$")
+    assert len(split_steps(dollars)) == 7
+    # the rule is a recorded knob
+    assert len(split_steps(cot, HeuristicConfig(model_paragraphs=False))) == 7
+
+
 # --- bookkeeping: one small case per family, written for these tests ---------------------------
 
 

@@ -24,6 +24,10 @@ class HeuristicConfig:
     """A text whose author drew at least this many steps at line breaks keeps its paragraphs whole:
     the sentences of a paragraph up to `long_paragraph_chars` form one step (None: always cut at
     sentences). Blind labellers following Appendix A cut such texts at their paragraphs."""
+    model_paragraphs: bool = True
+    """A model-written CoT (math in `\\(`/`\\[` brackets, blank-line paragraphs) keeps its paragraphs whole
+    whatever `paragraph_steps` says: such texts put one move in each paragraph, and blind labellers keep them whole
+    (ANNOTATOR_GOLD.md, round 16)."""
     long_paragraph_chars: int = 900
     """A paragraph longer than this is still cut at its sentences when `paragraph_steps` applies."""
     theorem_names: bool = True

@@ -37,7 +37,9 @@ as many as the text has):
   line (`HeuristicConfig.paragraph_steps`), its author has drawn the steps, and the sentences of a
   paragraph that is not long (`long_paragraph_chars`) form one step. A text written in few, dense
   paragraphs is cut at its sentences. Blind labellers following the Appendix A prompt cut this way
-  (ANNOTATOR_GOLD.md, round 10).
+  (ANNOTATOR_GOLD.md, round 10). A model-written CoT (`_model_layout`: math in `\\(`/`\\[` brackets,
+  blank-line paragraphs) is laid out one move per paragraph however few it has
+  (`HeuristicConfig.model_paragraphs`; ANNOTATOR_GOLD.md, round 16).
 - No cap binds by default (`HeuristicConfig.max_steps` is None); with a cap, the shortest
   neighbouring pair is merged until it holds. Step Reordering applies its own length limits
   (`StepReorderingConfig`).
@@ -91,6 +93,17 @@ def _keep_paragraphs(solution: str, segs: list[Segment], min_breaks: int | None,
         else:
             out.append((a, b))
     return out
+
+
+_BRACKET_MATH = re.compile(r"\\[(\[]")
+
+
+def _model_layout(solution: str) -> bool:
+    """The layout of a model-written CoT: math set in LaTeX brackets (`\\(x\\)`, `\\[ ... \\]`) rather than
+    dollars, in three or more blank-line paragraphs. Such a text puts one move in each paragraph, with sentences
+    that explain it (`Let's start with the first step. The numbers are ... Adding them, we get:`)."""
+    brackets = len(_BRACKET_MATH.findall(solution))
+    return brackets >= 2 and solution.count("$") < brackets and len(_BLANK_LINE.findall(solution)) >= 2
 
 
 def _merge_short(solution: str, segs: list[Segment], min_chars: int) -> list[Segment]:
@@ -472,6 +485,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
                 continue
         merged.append((a, b))
     merged = _merge_short(solution, merged, config.min_step_chars)  # a `Q.E.D.` line is no step the author drew
-    merged = _keep_paragraphs(solution, merged, config.paragraph_steps, config.long_paragraph_chars)
+    min_breaks = 0 if config.model_paragraphs and _model_layout(solution) else config.paragraph_steps
+    merged = _keep_paragraphs(solution, merged, min_breaks, config.long_paragraph_chars)
     merged = _cap(merged, config.max_steps)  # joining paragraphs only grows steps: nothing tiny is left to fold
     return [solution[a:b] for a, b in merged]

@@ -575,6 +575,17 @@ def test_a_model_written_cot_keeps_its_paragraphs_whole_and_the_same_text_in_dol
     assert len(split_steps(cot, HeuristicConfig(model_paragraphs=False))) == 7
 
 
+def test_short_bulleted_points_stay_with_the_line_that_opens_their_list_and_long_bullets_start_steps():
+    sol = "We factorize 68.\n\nFirst, we divide by 2:\n- 68 ÷ 2 = 34.\n- 34 ÷ 2 = 17.\n- 17 is a prime number.\n\nSo $68 = 2^2 \\cdot 17$."
+    assert split_steps(sol) == [
+        "We factorize 68.", "First, we divide by 2:\n- 68 ÷ 2 = 34.\n- 34 ÷ 2 = 17.\n- 17 is a prime number.",
+        "So $68 = 2^2 \\cdot 17$.",
+    ]
+    cases = ("We list the partitions.\n\n* One part. There is one possibility, and it is the number $64$ itself.\n"
+             "* Two parts. There are three possibilities: $64=2 \\times 32=4 \\times 16=8 \\times 8$.")
+    assert [s[:11] for s in split_steps(cases)][:3] == ["We list the", "* One part.", "* Two parts"]
+
+
 # --- bookkeeping: one small case per family, written for these tests ---------------------------
 
 

@@ -27,7 +27,8 @@ as many as the text has):
   (`So $x = 18$ feet.`) is a step of its own, so it is never glued to the next claim (keeping it
   with the step before lowered step F1 on every fixture's tune rows: the hand labels cut before it).
 - Markdown lists: a numbered or bulleted item with work in it starts a step, a short plain item
-  belongs to the plan it is part of, a nested (indented) item to its parent. An item of a LaTeX
+  belongs to the plan it is part of, a nested (indented) item to its parent, and a short bulleted
+  point (`- 51 ÷ 3 = 17.`) to the list it continues. An item of a LaTeX
   list of moves starts a step; the sentence that opens the list (`We run the following steps.`,
   `Now note that:`) stays with the step before, like a lead-in to cases.
 - Units with no move (`<img_1>`, `Figure 2`, image links, a credit line `~name`) are dropped; interchangeable parallel
@@ -412,6 +413,28 @@ def _lead_in(text: str) -> bool:
     return bool(_LEAD_IN.search(last))
 
 
+_BULLET = re.compile(r"[-*\u2022][ \t]+(?!\*\*)")
+_SHORT_BULLET_CHARS = 80
+
+
+def _short_bullet(solution: str, unit: Segment) -> bool:
+    """A short bulleted point (`- 51 ÷ 3 = 17.`, its whole line) after another short one or after a line that opens
+    the list with a colon: a list of short points is one statement, as a LaTeX list of short items is
+    (`_MOVE_ITEM_CHARS`). A bullet with a longer line (`* Two parts. There are three ...`) starts a step."""
+    a = unit[0]
+    line_start = solution.rfind("\n", 0, a) + 1
+    if solution[line_start:a].strip() or not _BULLET.match(solution, a) or len(_line_at(solution, a)) >= _SHORT_BULLET_CHARS:
+        return False
+    before = solution[:line_start].rstrip()
+    last_line = _line_at(solution, before.rfind("\n") + 1).strip()
+    return last_line.endswith(":") or (bool(_BULLET.match(last_line)) and len(last_line) < _SHORT_BULLET_CHARS)
+
+
+def _line_at(solution: str, a: int) -> str:
+    end = solution.find("\n", a)
+    return solution[a : end if end >= 0 else len(solution)]
+
+
 def _joins(solution: str, prev: Segment, unit: Segment, min_chars: int) -> bool:
     """Whether `unit` continues the step `prev` (see the module docstring)."""
     a, b = unit
@@ -419,6 +442,8 @@ def _joins(solution: str, prev: Segment, unit: Segment, min_chars: int) -> bool:
     heading = prev[1] - prev[0] < min_chars or _is_heading(before) or _case_hypothesis(solution, prev, a)
     if _ITEM.match(text):
         return heading  # an item of a list of moves starts a step
+    if _short_bullet(solution, unit):
+        return True  # `- 51 ÷ 3 = 17.` under `First, we factorize 51:`: a point of the list's statement
     item = _LIST_ITEM.match(text)
     if item and _is_heading(text) and solution.startswith("\n\n", b):
         return heading  # `Step 1: $f$ is injective.` on a line of its own: a heading, not a plan item

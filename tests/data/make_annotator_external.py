@@ -26,7 +26,8 @@ round 12's rows too, and takes every olympiad proof left; `pick --round 14` leav
 and takes the long ProofNet/miniF2F proofs and MATH computations (no olympiad proof is left); `pick --round 15` draws
 from the three computational sets of the shared corpora that no round since round 1 measured (`SHARED_COMPUTATIONS`:
 OlympiadBench open-ended solutions, Qwen2.5-Math CoTs, GSM8K), every labelled or screened row left out, the first half
-of each group held out and the second half tune.
+of each group held out and the second half tune; `pick --round 16` leaves out round 15's rows too and takes only model-written
+CoTs (`MODEL_COTS`), all held out, to measure the model-CoT step rules that round 15's tune half led to.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ SEED_ROUND12 = "annotator-gold-round12"
 SEED_ROUND13 = "annotator-gold-round13"
 SEED_ROUND14 = "annotator-gold-round14"
 SEED_ROUND15 = "annotator-gold-round15"
+SEED_ROUND16 = "annotator-gold-round16"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -105,13 +107,16 @@ SHARED_COMPUTATIONS = {
     "qwen_math_cot_100": ("Qwen2.5-Math CoTs scored correct, at least 800 chars", 800, 10, 5),
     "gsm8k_train_first2000": ("GSM8K train solutions of at least 300 chars", 300, 4, 2),
 }
+LATER_ROUNDS[16] = (SEED_ROUND16, (*LATER_ROUNDS[15][1], "annotator_gold_round15.jsonl"))
+MODEL_COTS = {"qwen_math_cot_100": ("Qwen2.5-Math CoTs scored correct, at least 500 chars", 500, 12, 12)}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
 SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREENED_ROUND5, "external_f", "external_g"),
             11: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             12: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             14: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"),
-            15: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")}
+            15: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"),
+            16: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
 
@@ -197,8 +202,9 @@ def pick(args: argparse.Namespace) -> None:
     if args.round in SCREENED:
         labelled |= {i for name in SCREENED[args.round]
                      for i in json.loads((here / "bookkeeping_screens" / f"{name}.ids.json").read_text(encoding="utf-8"))}
-    if args.round == 15:
-        return _pick_shared_computations(args.corpora, labelled)
+    if args.round in (15, 16):
+        groups_seed = (SHARED_COMPUTATIONS, SEED_ROUND15) if args.round == 15 else (MODEL_COTS, SEED_ROUND16)
+        return _pick_shared_computations(args.corpora, labelled, *groups_seed)
     proofs = [
         t for s in expand_specs([parse_source(f"corpora:{args.corpora}")]) if s.name in CORPORA_PROOFS
         for t in iter_source(s) if not isinstance(t, Drop)
@@ -221,19 +227,19 @@ def pick(args: argparse.Namespace) -> None:
               file=sys.stderr)
 
 
-def _pick_shared_computations(corpora: Path, labelled: set[str]) -> None:
-    """Round 15: per `SHARED_COMPUTATIONS` group of the shared corpora, the unlabelled rows long enough to have steps,
-    sorted by sha256(SEED_ROUND15 + "/" + id), the first taken, the first of those held out."""
+def _pick_shared_computations(corpora: Path, labelled: set[str], groups: dict, seed: str) -> None:
+    """Rounds 15 and 16: per group of the shared corpora (`SHARED_COMPUTATIONS`, `MODEL_COTS`), the unlabelled rows
+    long enough to have steps, sorted by sha256(seed + "/" + id), the first taken, the first of those held out."""
     from mrtasks.curate.base import Drop
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 
     for spec in expand_specs([parse_source(f"corpora:{corpora}")]):
-        if spec.name not in SHARED_COMPUTATIONS:
+        if spec.name not in groups:
             continue
-        rule, min_chars, n, held = SHARED_COMPUTATIONS[spec.name]
+        rule, min_chars, n, held = groups[spec.name]
         eligible = [t for t in iter_source(spec)
                     if not isinstance(t, Drop) and t.id not in labelled and len(t.solution) >= min_chars]
-        chosen = sorted(eligible, key=lambda t: _key(t.id, SEED_ROUND15))[:n]
+        chosen = sorted(eligible, key=lambda t: _key(t.id, seed))[:n]
         for k, t in enumerate(chosen):
             sha = hashlib.sha256(t.solution.encode()).hexdigest()[:16]
             print(json.dumps({"id": t.id, "source": spec.name, "kind": t.kind,
@@ -252,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15), default=2, help="which fixture's choice to print")
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16), default=2, help="which fixture's choice to print")
     args = p.parse_args(argv)
     build(args) if args.cmd == "build" else pick(args)
 

@@ -425,8 +425,10 @@ def _short_bullet(solution: str, unit: Segment) -> bool:
     line_start = solution.rfind("\n", 0, a) + 1
     if solution[line_start:a].strip() or not _BULLET.match(solution, a) or len(_line_at(solution, a)) >= _SHORT_BULLET_CHARS:
         return False
-    before = solution[:line_start].rstrip()
-    last_line = _line_at(solution, before.rfind("\n") + 1).strip()
+    end = line_start
+    while end > 0 and solution[end - 1].isspace():
+        end -= 1
+    last_line = solution[solution.rfind("\n", 0, end) + 1 : end].strip()
     return last_line.endswith(":") or (bool(_BULLET.match(last_line)) and len(last_line) < _SHORT_BULLET_CHARS)
 
 

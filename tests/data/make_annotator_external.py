@@ -27,7 +27,8 @@ and takes the long ProofNet/miniF2F proofs and MATH computations (no olympiad pr
 from the three computational sets of the shared corpora that no round since round 1 measured (`SHARED_COMPUTATIONS`:
 OlympiadBench open-ended solutions, Qwen2.5-Math CoTs, GSM8K), every labelled or screened row left out, the first half
 of each group held out and the second half tune; `pick --round 16` leaves out round 15's rows too and takes only model-written
-CoTs (`MODEL_COTS`), all held out, to measure the model-CoT step rules that round 15's tune half led to.
+CoTs (`MODEL_COTS`), all held out, to measure the model-CoT step rules that round 15's tune half led to; `pick --round 17`
+leaves out round 16's rows too and takes 12 more model-written CoTs as tune material.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ SEED_ROUND13 = "annotator-gold-round13"
 SEED_ROUND14 = "annotator-gold-round14"
 SEED_ROUND15 = "annotator-gold-round15"
 SEED_ROUND16 = "annotator-gold-round16"
+SEED_ROUND17 = "annotator-gold-round17"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -109,6 +111,8 @@ SHARED_COMPUTATIONS = {
 }
 LATER_ROUNDS[16] = (SEED_ROUND16, (*LATER_ROUNDS[15][1], "annotator_gold_round15.jsonl"))
 MODEL_COTS = {"qwen_math_cot_100": ("Qwen2.5-Math CoTs scored correct, at least 500 chars", 500, 12, 12)}
+LATER_ROUNDS[17] = (SEED_ROUND17, (*LATER_ROUNDS[16][1], "annotator_gold_round16.jsonl"))
+MODEL_COTS_TUNE = {"qwen_math_cot_100": ("Qwen2.5-Math CoTs scored correct, at least 500 chars", 500, 12, 0)}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
 SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREENED_ROUND5, "external_f", "external_g"),
             11: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
@@ -116,7 +120,8 @@ SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREEN
             13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             14: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"),
             15: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"),
-            16: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")}
+            16: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"),
+            17: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
 
@@ -202,9 +207,8 @@ def pick(args: argparse.Namespace) -> None:
     if args.round in SCREENED:
         labelled |= {i for name in SCREENED[args.round]
                      for i in json.loads((here / "bookkeeping_screens" / f"{name}.ids.json").read_text(encoding="utf-8"))}
-    if args.round in (15, 16):
-        groups_seed = (SHARED_COMPUTATIONS, SEED_ROUND15) if args.round == 15 else (MODEL_COTS, SEED_ROUND16)
-        return _pick_shared_computations(args.corpora, labelled, *groups_seed)
+    if args.round in SHARED_ROUNDS:
+        return _pick_shared_computations(args.corpora, labelled, *SHARED_ROUNDS[args.round])
     proofs = [
         t for s in expand_specs([parse_source(f"corpora:{args.corpora}")]) if s.name in CORPORA_PROOFS
         for t in iter_source(s) if not isinstance(t, Drop)
@@ -227,8 +231,12 @@ def pick(args: argparse.Namespace) -> None:
               file=sys.stderr)
 
 
+SHARED_ROUNDS = {15: (SHARED_COMPUTATIONS, SEED_ROUND15), 16: (MODEL_COTS, SEED_ROUND16), 17: (MODEL_COTS_TUNE, SEED_ROUND17)}
+"""The rounds drawn from the shared corpora alone: their groups and seed."""
+
+
 def _pick_shared_computations(corpora: Path, labelled: set[str], groups: dict, seed: str) -> None:
-    """Rounds 15 and 16: per group of the shared corpora (`SHARED_COMPUTATIONS`, `MODEL_COTS`), the unlabelled rows
+    """Rounds 15-17: per group of the shared corpora (`SHARED_ROUNDS`), the unlabelled rows
     long enough to have steps, sorted by sha256(seed + "/" + id), the first taken, the first of those held out."""
     from mrtasks.curate.base import Drop
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
@@ -258,7 +266,8 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16), default=2, help="which fixture's choice to print")
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17), default=2,
+                   help="which fixture's choice to print")
     args = p.parse_args(argv)
     build(args) if args.cmd == "build" else pick(args)
 

@@ -112,16 +112,13 @@ SHARED_COMPUTATIONS = {
 LATER_ROUNDS[16] = (SEED_ROUND16, (*LATER_ROUNDS[15][1], "annotator_gold_round15.jsonl"))
 MODEL_COTS = {"qwen_math_cot_100": ("Qwen2.5-Math CoTs scored correct, at least 500 chars", 500, 12, 12)}
 LATER_ROUNDS[17] = (SEED_ROUND17, (*LATER_ROUNDS[16][1], "annotator_gold_round16.jsonl"))
-MODEL_COTS_TUNE = {"qwen_math_cot_100": ("Qwen2.5-Math CoTs scored correct, at least 500 chars", 500, 12, 0)}
+MODEL_COTS_TUNE = {name: (rule, min_chars, n, 0) for name, (rule, min_chars, n, _) in MODEL_COTS.items()}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
 SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREENED_ROUND5, "external_f", "external_g"),
             11: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             12: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
-            14: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"),
-            15: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"),
-            16: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"),
-            17: (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")}
+            **dict.fromkeys((14, 15, 16, 17), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"))}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
 
@@ -223,12 +220,18 @@ def pick(args: argparse.Namespace) -> None:
             held = n
             groups[group] = [t for t in groups[group] if t.id not in labelled]
         chosen = sorted(groups[group], key=lambda t: _key(t.id, seed))[:n]
-        for k, t in enumerate(chosen):
-            sha = hashlib.sha256(t.solution.encode()).hexdigest()[:16]
-            print(json.dumps({"id": t.id, "source": t.source if group == "corpora_proofs" else group, "kind": t.kind,
-                              "split": "heldout" if k < held else "tune", "solution_sha256": sha}))
+        _print_choice(chosen, None if group == "corpora_proofs" else group, held)
         print(f"# {group}: {len(groups[group])} eligible ({rule}), {len(chosen)} picked, {min(held, len(chosen))} held out",
               file=sys.stderr)
+
+
+def _print_choice(chosen: list, source: str | None, held: int) -> None:
+    """One fixture-row stub per chosen trajectory (source: the group's name, or None for the trajectory's own), the
+    first `held` held out."""
+    for k, t in enumerate(chosen):
+        sha = hashlib.sha256(t.solution.encode()).hexdigest()[:16]
+        print(json.dumps({"id": t.id, "source": source or t.source, "kind": t.kind,
+                          "split": "heldout" if k < held else "tune", "solution_sha256": sha}))
 
 
 SHARED_ROUNDS = {15: (SHARED_COMPUTATIONS, SEED_ROUND15), 16: (MODEL_COTS, SEED_ROUND16), 17: (MODEL_COTS_TUNE, SEED_ROUND17)}
@@ -248,10 +251,7 @@ def _pick_shared_computations(corpora: Path, labelled: set[str], groups: dict, s
         eligible = [t for t in iter_source(spec)
                     if not isinstance(t, Drop) and t.id not in labelled and len(t.solution) >= min_chars]
         chosen = sorted(eligible, key=lambda t: _key(t.id, seed))[:n]
-        for k, t in enumerate(chosen):
-            sha = hashlib.sha256(t.solution.encode()).hexdigest()[:16]
-            print(json.dumps({"id": t.id, "source": spec.name, "kind": t.kind,
-                              "split": "heldout" if k < held else "tune", "solution_sha256": sha}))
+        _print_choice(chosen, spec.name, held)
         print(f"# {spec.name}: {len(eligible)} eligible ({rule}), {len(chosen)} picked, {held} held out", file=sys.stderr)
 
 

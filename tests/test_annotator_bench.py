@@ -105,6 +105,35 @@ def test_a_second_labelling_is_scored_as_the_labellers_agreement(tmp_path, capsy
     assert "has no row mini/p1" in capsys.readouterr().err
 
 
+def test_repeated_fixtures_are_pooled_into_one_figure(tmp_path, capsys):
+    """`--fixture A --fixture B`: the rows of every frozen round in one held-out figure."""
+    src, fixture = _write(tmp_path)
+    spec = f"{src}:problem=question,solution=text,id=uid,kind=type"
+    rows = _rows(fixture)
+    first, second = tmp_path / "round_a.jsonl", tmp_path / "round_b.jsonl"
+    first.write_text(json.dumps(rows[0]) + "\n")
+    rows[1]["split"] = "heldout"
+    second.write_text(json.dumps(rows[1]) + "\n")
+    main(["--fixture", str(first), "--fixture", str(second), "--source", spec, "--by", "kind", "--json"])
+    pooled = json.loads(capsys.readouterr().out)
+    assert pooled["heldout"]["rows"] == 2 and pooled["tune"]["rows"] == 0
+    assert pooled["proof/heldout"]["rows"] == pooled["computation/heldout"]["rows"] == 1
+    # micro-averaged: the pooled figures come from the files' counts added up
+    tallies = [evaluate(load_fixture(f, tmp_path, [spec]), _oracle)["all"] for f in (first, second)]
+    both = evaluate(load_fixture([first, second], tmp_path, [spec]), _oracle)["all"]
+    assert (both.cut_tp, both.cut_pred, both.top_hit, both.top_n) == tuple(
+        sum(getattr(t, k) for t in tallies) for k in ("cut_tp", "cut_pred", "top_hit", "top_n"))
+    assert both.cut_gold == 3 and both.top_n == 3  # p1: 2 cuts, 1 formula; c1: 1 cut, 2 formulas
+    main(["--fixture", str(first), "--fixture", str(second), "--source", spec])
+    assert "round_a.jsonl + round_b.jsonl (2 solutions)" in capsys.readouterr().out
+    # the same solution in two files (a second labelling pooled with the first) is scored twice
+    main(["--fixture", str(first), "--fixture", str(first), "--source", spec, "--json"])
+    assert json.loads(capsys.readouterr().out)["all"]["rows"] == 2
+    with pytest.raises(SystemExit):
+        main(["--fixture", str(first), "--fixture", str(tmp_path / "absent.jsonl"), "--source", spec])
+    assert "absent.jsonl: no such file" in capsys.readouterr().err
+
+
 def _rows(fixture):
     return [json.loads(line) for line in fixture.read_text().splitlines()]
 

@@ -6,7 +6,8 @@ names a careful annotator following the paper's Appendix A picks, ranked, and th
 step. The labels were written and committed before the ranking was tuned; rows marked `heldout`
 were never looked at while tuning and are reported separately. A fixture whose texts live in
 other local files is read with `--source SPEC` (the build's source syntax, repeatable) instead of
-`--corpora`; `tests/data/ANNOTATOR_GOLD.md` says how to recreate them. `--by kind|source` adds
+`--corpora`; `tests/data/ANNOTATOR_GOLD.md` says how to recreate them. `--fixture` repeats: the
+files' rows are pooled, so the frozen rounds give one held-out figure. `--by kind|source` adds
 figures per group. `--second-labelling FILE` scores another labelling of the same rows in place of the
 annotator: the labellers' agreement, which bounds what any annotator can score against one of them.
 
@@ -162,35 +163,20 @@ class Tally:
 
 
 def load_fixture(
-    fixture: Path, corpora: Path, sources: list[str] | None = None, by: str | None = None
+    fixture: Path | list[Path], corpora: Path, sources: list[str] | None = None, by: str | None = None
 ) -> list[tuple[dict[str, Any], Trajectory]]:
-    """The fixture rows with their trajectories read from the corpora, or from `sources` (source
-    specs) when given; each text is checked against the row's hash. A malformed row (see
-    `fixture_row_problem`; `by` is the field `--by` groups on), a repeated id or a step start not
-    found in its text is a ValueError naming the file, the row and the field."""
+    """The rows of one fixture, or of several pooled (each file's rows in turn), with their trajectories read
+    from the corpora, or from `sources` (source specs) when given; each text is checked against the row's hash.
+    A malformed row (see `fixture_row_problem`; `by` is the field `--by` groups on), an id repeated within a
+    file or a step start not found in its text is a ValueError naming the file, the row and the field. Two files
+    may label the same solution (a second labelling pooled with the first): each of their rows is scored."""
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
 
-    if not fixture.is_file():
-        raise ValueError(f"--fixture {fixture}: no such file")
-    # A bad line is a JSONLError (a ValueError) naming it.
-    numbered = [(lineno, r) for lineno, r in iter_jsonl(fixture) if isinstance(r, dict)]
-    if not numbered:
-        raise ValueError(f"--fixture {fixture}: no labelled rows (an empty file?)")
-    rows: list[dict[str, Any]] = []
-    first_row: dict[str, tuple[int, int]] = {}  # id -> (row, line)
-    for n, (lineno, r) in enumerate(numbered, 1):
-        where = f"{fixture}: row {n} (line {lineno})"
-        problem = fixture_row_problem(r, by)
-        if problem:
-            raise ValueError(f"{where}: {problem}")
-        if r["id"] in first_row:
-            raise ValueError(f"{where}: id {r['id']!r} repeats row {first_row[r['id']][0]}; each solution is labelled once")
-        first_row[r["id"]] = (n, lineno)
-        rows.append(r)
+    read = [_fixture_rows(f, by) for f in (fixture if isinstance(fixture, list) else [fixture])]
     if not sources and not corpora.is_dir():
         raise ValueError(f"--corpora {corpora}: no such folder (the shared corpora, ../shared/data/corpora beside "
                          "the checkout; pass --corpora DIR)")
-    want = {r["id"] for r in rows}
+    want = {r["id"] for _, rows in read for r, _ in rows}
     found: dict[str, Trajectory] = {}
     where = ", ".join(sources) if sources else str(corpora)
     for spec in expand_specs([parse_source(s) for s in sources or [f"corpora:{corpora}"]]):
@@ -198,20 +184,42 @@ def load_fixture(
             if not isinstance(t, Drop) and t.id in want:
                 found[t.id] = t
     out = []
-    for r in rows:
-        t = found.get(r["id"])
-        if t is None:
-            raise ValueError(f"fixture id {r['id']} not found in {where} (a truncated or other corpus file?)")
-        if hashlib.sha256(t.solution.encode()).hexdigest()[:16] != r["solution_sha256"]:
-            raise ValueError(f"the solution of {r['id']} changed since it was labelled")
-        try:
-            gold_boundaries(t.solution, r["steps"])
-        except ValueError as e:
-            n, lineno = first_row[r["id"]]
-            raise ValueError(f"{fixture}: row {n} (line {lineno}, id {r['id']}): 'steps': {e} in the solution "
-                             "(after the start before it)") from None
-        out.append((r, t))
+    for path, rows in read:
+        for r, (n, lineno) in rows:
+            t = found.get(r["id"])
+            if t is None:
+                raise ValueError(f"fixture id {r['id']} not found in {where} (a truncated or other corpus file?)")
+            if hashlib.sha256(t.solution.encode()).hexdigest()[:16] != r["solution_sha256"]:
+                raise ValueError(f"the solution of {r['id']} changed since it was labelled")
+            try:
+                gold_boundaries(t.solution, r["steps"])
+            except ValueError as e:
+                raise ValueError(f"{path}: row {n} (line {lineno}, id {r['id']}): 'steps': {e} in the solution "
+                                 "(after the start before it)") from None
+            out.append((r, t))
     return out
+
+
+def _fixture_rows(fixture: Path, by: str | None) -> tuple[Path, list[tuple[dict[str, Any], tuple[int, int]]]]:
+    """A fixture file's well-formed rows, each with its row and line number (see `load_fixture`)."""
+    if not fixture.is_file():
+        raise ValueError(f"--fixture {fixture}: no such file")
+    # A bad line is a JSONLError (a ValueError) naming it.
+    numbered = [(lineno, r) for lineno, r in iter_jsonl(fixture) if isinstance(r, dict)]
+    if not numbered:
+        raise ValueError(f"--fixture {fixture}: no labelled rows (an empty file?)")
+    rows: list[tuple[dict[str, Any], tuple[int, int]]] = []
+    first_row: dict[str, int] = {}
+    for n, (lineno, r) in enumerate(numbered, 1):
+        where = f"{fixture}: row {n} (line {lineno})"
+        problem = fixture_row_problem(r, by)
+        if problem:
+            raise ValueError(f"{where}: {problem}")
+        if r["id"] in first_row:
+            raise ValueError(f"{where}: id {r['id']!r} repeats row {first_row[r['id']]}; each solution is labelled once")
+        first_row[r["id"]] = n
+        rows.append((r, (n, lineno)))
+    return fixture, rows
 
 
 def _what(value: Any) -> str:
@@ -399,7 +407,9 @@ def main(argv: list[str] | None = None) -> None:
                "no request (down, refusing connections, every call failed), refused the key or the model, or the "
                "--cache file is unusable; 130 interrupted",
     )
-    p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE, help="labelled JSONL (default: the bundled fixture)")
+    p.add_argument("--fixture", type=Path, action="append",
+                   help="labelled JSONL (default: the bundled fixture); repeatable: the files' rows are pooled, e.g. "
+                        "every frozen round for one held-out figure")
     p.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA,
                    help="corpora folder (default: ../shared/data/corpora beside the checkout)")
     p.add_argument("--source", action="append", metavar="SPEC",
@@ -418,6 +428,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     from mrtasks.curate.sources import SourceError
 
+    fixtures: list[Path] = args.fixture or [DEFAULT_FIXTURE]
     llm_config = None
     if args.annotator == "llm":
         if args.second_labelling:
@@ -427,7 +438,7 @@ def main(argv: list[str] | None = None) -> None:
         except ValueError as e:
             p.error(str(e))
     try:
-        items = load_fixture(args.fixture, args.corpora, args.source, by=args.by)
+        items = load_fixture(fixtures, args.corpora, args.source, by=args.by)
         annotate: Callable[[Trajectory], Trajectory | Drop | Labels] = HeuristicAnnotator().annotate_one
         if args.second_labelling:
             annotate = second_labeller(load_fixture(args.second_labelling, args.corpora, args.source),
@@ -459,7 +470,7 @@ def main(argv: list[str] | None = None) -> None:
         if llm_run:
             who = f"llm annotator {args.model}"
         drops = f"; {llm_run.header()}" if llm_run else ""
-        print(f"{who} vs {args.fixture.name} ({len(items)} solutions{drops})")
+        print(f"{who} vs {' + '.join(f.name for f in fixtures)} ({len(items)} solutions{drops})")
         cols = list(figures["all"])
         width = max(8, *map(len, figures))
         print(f"  {'split':{width}}" + "".join(f"{c:>22}" for c in cols))

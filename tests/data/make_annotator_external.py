@@ -28,7 +28,8 @@ from the three computational sets of the shared corpora that no round since roun
 OlympiadBench open-ended solutions, Qwen2.5-Math CoTs, GSM8K), every labelled or screened row left out, the first half
 of each group held out and the second half tune; `pick --round 16` leaves out round 15's rows too and takes only model-written
 CoTs (`MODEL_COTS`), all held out, to measure the model-CoT step rules that round 15's tune half led to; `pick --round 17`
-leaves out round 16's rows too and takes 12 more model-written CoTs as tune material.
+leaves out round 16's rows too and takes 12 more model-written CoTs as tune material; `pick --round 18` leaves out
+round 17's rows too and takes 12 more, all held out, to measure the rule round 17's rows led to.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ SEED_ROUND14 = "annotator-gold-round14"
 SEED_ROUND15 = "annotator-gold-round15"
 SEED_ROUND16 = "annotator-gold-round16"
 SEED_ROUND17 = "annotator-gold-round17"
+SEED_ROUND18 = "annotator-gold-round18"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -113,12 +115,13 @@ LATER_ROUNDS[16] = (SEED_ROUND16, (*LATER_ROUNDS[15][1], "annotator_gold_round15
 MODEL_COTS = {"qwen_math_cot_100": ("Qwen2.5-Math CoTs scored correct, at least 500 chars", 500, 12, 12)}
 LATER_ROUNDS[17] = (SEED_ROUND17, (*LATER_ROUNDS[16][1], "annotator_gold_round16.jsonl"))
 MODEL_COTS_TUNE = {name: (rule, min_chars, n, 0) for name, (rule, min_chars, n, _) in MODEL_COTS.items()}
+LATER_ROUNDS[18] = (SEED_ROUND18, (*LATER_ROUNDS[17][1], "annotator_gold_round17.jsonl"))
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
 SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREENED_ROUND5, "external_f", "external_g"),
             11: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             12: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
-            **dict.fromkeys((14, 15, 16, 17), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"))}
+            **dict.fromkeys((14, 15, 16, 17, 18), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i"))}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
 
@@ -234,12 +237,13 @@ def _print_choice(chosen: list, source: str | None, held: int) -> None:
                           "split": "heldout" if k < held else "tune", "solution_sha256": sha}))
 
 
-SHARED_ROUNDS = {15: (SHARED_COMPUTATIONS, SEED_ROUND15), 16: (MODEL_COTS, SEED_ROUND16), 17: (MODEL_COTS_TUNE, SEED_ROUND17)}
+SHARED_ROUNDS = {15: (SHARED_COMPUTATIONS, SEED_ROUND15), 16: (MODEL_COTS, SEED_ROUND16), 17: (MODEL_COTS_TUNE, SEED_ROUND17),
+                 18: (MODEL_COTS, SEED_ROUND18)}
 """The rounds drawn from the shared corpora alone: their groups and seed."""
 
 
 def _pick_shared_computations(corpora: Path, labelled: set[str], groups: dict, seed: str) -> None:
-    """Rounds 15-17: per group of the shared corpora (`SHARED_ROUNDS`), the unlabelled rows
+    """Rounds 15-18: per group of the shared corpora (`SHARED_ROUNDS`), the unlabelled rows
     long enough to have steps, sorted by sha256(seed + "/" + id), the first taken, the first of those held out."""
     from mrtasks.curate.base import Drop
     from mrtasks.curate.sources import expand_specs, iter_source, parse_source
@@ -266,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17), default=2,
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17, 18), default=2,
                    help="which fixture's choice to print")
     args = p.parse_args(argv)
     build(args) if args.cmd == "build" else pick(args)

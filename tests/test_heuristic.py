@@ -558,6 +558,11 @@ def test_a_text_laid_out_in_many_paragraphs_keeps_them_whole_and_a_dense_one_is_
     assert len(split_steps(laid_out, HeuristicConfig(paragraph_steps=None))) == 36
 
 
+def _in_dollars(cot: str) -> str:
+    """The same text with its math in dollars, as people write it."""
+    return cot.replace("\\[", "$$").replace("\\]", "$$").replace("\\(", "$").replace("\\)", "$")
+
+
 def test_a_model_written_cot_keeps_its_paragraphs_whole_and_the_same_text_in_dollars_is_cut_at_sentences():
     cot = (
         "To find the mean, we add the numbers and divide by how many there are. Let's break this down.\n\n"
@@ -569,7 +574,7 @@ def test_a_model_written_cot_keeps_its_paragraphs_whole_and_the_same_text_in_dol
     assert [s.split()[0] for s in steps] == ["To", "First,", "Next,", "Therefore,"]
     assert steps[2] == "Next, we count them. There are 3 numbers, so we divide \\(24\\) by \\(3\\):\n\\[\n24 / 3 = 8\n\\]"
     # a human text in dollars with as few paragraphs is written densely: every sentence is a move
-    dollars = cot.replace("\\[", "$$").replace("\\]", "$$").replace("\\(", "$").replace("\\)", "$")
+    dollars = _in_dollars(cot)
     assert len(split_steps(dollars)) == 7
     # the rule is a recorded knob
     assert len(split_steps(cot, HeuristicConfig(model_paragraphs=False))) == 7
@@ -588,7 +593,7 @@ def test_a_cot_paragraph_that_points_back_remarks_on_the_step_before():
     assert [s.split()[0] for s in steps] == ["We", "First,", "Next,", "Therefore,"]
     assert steps[1].endswith("11, 13, 15, 17, 19\n\\]") and steps[2].endswith("There are 4 integers left.")
     # a human text in dollars is not laid out by paragraph: `This` there still opens its own step
-    dollars = cot.replace("\\[", "$$").replace("\\]", "$$").replace("\\(", "$").replace("\\)", "$")
+    dollars = _in_dollars(cot)
     assert any(s.startswith("This leaves") for s in split_steps(dollars))
     assert any(s.startswith("This leaves") for s in split_steps(cot, HeuristicConfig(model_paragraphs=False)))
 

@@ -40,9 +40,7 @@ as many as the text has):
   paragraphs is cut at its sentences. Blind labellers following the Appendix A prompt cut this way
   (ANNOTATOR_GOLD.md, round 10). A model-written CoT (`_model_layout`: math in `\\(`/`\\[` brackets,
   blank-line paragraphs) is laid out one move per paragraph however few it has
-  (`HeuristicConfig.model_paragraphs`; ANNOTATOR_GOLD.md, round 16), and a paragraph of it that opens by
-  pointing back (`This leaves us with:`, `These are:`, `There are 10 such squares.`) remarks on the
-  paragraph before: it joins that step (round 18).
+  (`HeuristicConfig.model_paragraphs`; ANNOTATOR_GOLD.md, round 16).
 - No cap binds by default (`HeuristicConfig.max_steps` is None); with a cap, the shortest
   neighbouring pair is merged until it holds. Step Reordering applies its own length limits
   (`StepReorderingConfig`).
@@ -99,8 +97,6 @@ def _keep_paragraphs(solution: str, segs: list[Segment], min_breaks: int | None,
 
 
 _BRACKET_MATH = re.compile(r"\\[(\[]")
-# A paragraph that opens by pointing back (`This is the same as ...`, `These are:`, `There are 10 such squares.`).
-_POINTS_BACK = re.compile(r"(?:This|These|That|Those)\b|There\s+(?:is|are)\b")
 
 
 def _model_layout(solution: str) -> bool:
@@ -109,18 +105,6 @@ def _model_layout(solution: str) -> bool:
     that explain it (`Let's start with the first step. The numbers are ... Adding them, we get:`)."""
     brackets = len(_BRACKET_MATH.findall(solution))
     return brackets >= 2 and solution.count("$") < brackets and len(_BLANK_LINE.findall(solution)) >= 2
-
-
-def _remarks_join(solution: str, segs: list[Segment]) -> list[Segment]:
-    """In a model-written CoT, a step that opens by pointing back (`This leaves us with:`, `These are:`, `This is the
-    same as Case 2.`) remarks on the step before, whose display it reads or restates: it joins that step."""
-    out: list[Segment] = []
-    for a, b in segs:
-        if out and _POINTS_BACK.match(solution, a):
-            out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
 
 
 def _merge_short(solution: str, segs: list[Segment], min_chars: int) -> list[Segment]:
@@ -528,9 +512,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
                 continue
         merged.append((a, b))
     merged = _merge_short(solution, merged, config.min_step_chars)  # a `Q.E.D.` line is no step the author drew
-    model = config.model_paragraphs and _model_layout(solution)
-    merged = _keep_paragraphs(solution, merged, 0 if model else config.paragraph_steps, config.long_paragraph_chars)
-    if model:
-        merged = _remarks_join(solution, merged)
+    min_breaks = 0 if config.model_paragraphs and _model_layout(solution) else config.paragraph_steps
+    merged = _keep_paragraphs(solution, merged, min_breaks, config.long_paragraph_chars)
     merged = _cap(merged, config.max_steps)  # joining paragraphs only grows steps: nothing tiny is left to fold
     return [solution[a:b] for a, b in merged]

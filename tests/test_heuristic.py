@@ -146,10 +146,14 @@ def test_a_display_whose_block_is_part_of_a_formula_stays_whole():
 # --- ranking ------------------------------------------------------------------------------------
 
 
-def test_the_final_answer_is_a_candidate_ranked_first_even_as_a_bare_number():
-    sol = r"So $r = 2$ and the radius is $\boxed{2}$. Also $A = \pi r^2 = 4\pi$ and $C = 2\pi r$."
-    got = texts(sol)
+def test_the_final_answer_is_ranked_first_inside_a_relation_and_left_out_alone_in_its_box():
+    derived = r"So $r = 2$ and the radius is $r = \boxed{2}$. Also $A = \pi r^2 = 4\pi$ and $C = 2\pi r$."
+    got = texts(derived)
     assert got[0] == "2" and set(got) == {"2", "r = 2", r"A = \pi r^2 = 4\pi", r"C = 2\pi r"}
+    # a value alone in its box restates what was derived: no key formula (Masked-Then-Fill masks it anyway)
+    for alone in (r"$\boxed{2}$", r"\(\boxed{2}\)", "\n\\[\n\\boxed{2}.\n\\]\n"):
+        assert "2" not in texts(derived.replace(r"$r = \boxed{2}$", alone)), alone
+    assert texts(derived.replace(r"$r = \boxed{2}$", r"$\boxed{r = 2}$"))[0] == "r = 2"  # a boxed relation stays
     inline = r"We get $$10\cdot6\cdot7=\boxed{420}.$$"
     assert candidates(inline) == [("420", "answer", None)]
     placeholder = r"Fill the box: $12x - 7 + \boxed{\phantom{2}}$, so $11x - 3 = 11x - 7 + 4$ and $\boxed{4}$."

@@ -231,8 +231,9 @@ def test_a_formula_listed_with_its_copies_is_masked_at_every_copy_and_counted_on
 
 
 def test_the_final_answer_is_always_masked_or_the_row_is_not_eligible():
-    """Any annotator, any selection: the last box's content is among the masks when it is listed;
-    when it is not, a row that would show it is a counted drop (`visible_boxed_answer`)."""
+    """Any annotator, any selection: the last box's content is among the masks, the annotator's entry for it or,
+    where the annotator leaves it out (a value restated in its box), its boxes; a row that would still show it
+    (its box inside a listed formula not picked) is a counted drop (`visible_boxed_answer`)."""
     sol = "".join(f"Then $v_{k} = {k}$. " for k in range(8)) + r"So $\boxed{42}$."
     spans = math_spans(sol)  # 8 formulas, then the box's `$\boxed{42}$` span
     box = sol.index("42")
@@ -242,8 +243,16 @@ def test_the_final_answer_is_always_masked_or_the_row_is_not_eligible():
         row = make_masked_then_fill(listed_last, config=MaskedThenFillConfig(num_masks=3, selection=selection))
         assert "42" in row["masks"] and len(row["masks"]) == 3 and "\\boxed{<formula_masked>}" in row["masked_solution"]
     unlisted = Trajectory("r", "s", "computation", "p", sol, formulas=spans[:8])
-    with pytest.raises(NotEligible, match="visible_boxed_answer"):
-        make_masked_then_fill(unlisted, config=MaskedThenFillConfig(num_masks=3))
+    assert make_masked_then_fill(unlisted, config=MaskedThenFillConfig(num_masks=3))["masks"] == ["v_0 = 0", "v_1 = 1", "42"]
+    six = Trajectory("r", "s", "computation", "p", sol, formulas=spans[:6])  # the answer's boxes count as a formula
+    assert make_masked_then_fill(six, config=MaskedThenFillConfig(num_masks=7))["masks"] == [f"v_{k} = {k}" for k in range(6)] + ["42"]
+    with pytest.raises(NotEligible, match="too_few_formulas"):
+        make_masked_then_fill(Trajectory("r", "s", "computation", "p", sol, formulas=spans[:5]))
+    held = sol.replace(r"So $\boxed{42}$.", r"So $x = \boxed{42}$.")
+    inside = Formula("x = \\boxed{42}", held.index("x = "), held.index("x = ") + len("x = \\boxed{42}"))
+    with pytest.raises(NotEligible, match="visible_boxed_answer"):  # the box is in a listed formula that is not picked
+        make_masked_then_fill(Trajectory("r", "s", "computation", "p", held, formulas=[*math_spans(held)[:8], inside]),
+                              config=MaskedThenFillConfig(num_masks=3))
     no_box = sol.replace(r"So $\boxed{42}$.", "So it is 42.")
     assert make_masked_then_fill(Trajectory("r", "s", "computation", "p", no_box, formulas=spans[:8]),
                                  config=MaskedThenFillConfig(num_masks=3))["masks"] == ["v_0 = 0", "v_1 = 1", "v_2 = 2"]

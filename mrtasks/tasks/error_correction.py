@@ -42,6 +42,7 @@ from mrtasks.mathcheck.latex import balanced
 from mrtasks.prompts import error_correction_messages
 from mrtasks.tasks import arithmetic
 from mrtasks.tasks.base import NotEligible, rng_for
+from mrtasks.tasks.masked_then_fill import answer_boxes
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.tasks.step_reordering import strip_step_label
 from mrtasks.trajectory import Trajectory
@@ -409,6 +410,16 @@ def unsupported_corruption(
 # --- rows ----------------------------------------------------------------------------------------
 
 
+def editable_formulas(traj: Trajectory) -> list[str]:
+    """The formulas an edit may change: the annotator's, and first the final answer where the annotator leaves it
+    out of its key formulas (a value restated in its box): a wrong final value is an error to find."""
+    formulas = [f.text for f in traj.formulas]
+    boxes = answer_boxes(traj.solution)
+    if boxes and not any("".join(f.split()) == "".join(boxes[0].text.split()) for f in formulas):
+        formulas.insert(0, boxes[0].text)
+    return formulas
+
+
 def make_error_correction(
     traj: Trajectory, seed: int = 0, config: ErrorCorrectionConfig = ErrorCorrectionConfig()
 ) -> Row:
@@ -425,7 +436,8 @@ def make_error_correction(
     if config.max_steps is not None and n > config.max_steps:
         raise NotEligible("too_many_steps", f"{n} > {config.max_steps}")
     steps = [strip_step_label(s) for s in traj.steps]
-    edits = candidate_edits(steps, [f.text for f in traj.formulas], config)
+    formulas = editable_formulas(traj)
+    edits = candidate_edits(steps, formulas, config)
     if not edits:
         raise NotEligible("no_corruptible_formula")
     rng = rng_for(traj, seed, ERROR_CORRECTION)
@@ -436,7 +448,6 @@ def make_error_correction(
     # a stream of its own: rows not drawn for these kinds are the rows of a build without them
     other = rng_for(traj, seed, f"{ERROR_CORRECTION}:unsupported")
     if not no_error and other.random() < config.unsupported_fraction:
-        formulas = [f.text for f in traj.formulas]
         chosen = unsupported_corruption(steps, formulas, traj.problem, other, config) or chosen
     row: Row = {
         "id": traj.id,

@@ -72,9 +72,9 @@ def _squash(text: str) -> str:
     return "".join(text.split())
 
 
-def box_contents(text: str) -> list[str]:
-    """The contents of every closed `\\boxed{...}` / `\\fbox{...}` in text (nested braces matched)
-    and of `\\boxed 5` (the next token)."""
+def box_spans(text: str) -> list[tuple[int, int]]:
+    """Where the content of every closed `\\boxed{...}` / `\\fbox{...}` (nested braces matched) and of every
+    `\\boxed 5` (the next token) stands in text, in the order of the commands."""
     out = []
     for cmd in ("\\boxed", "\\fbox"):
         i = text.find(cmd)
@@ -83,10 +83,32 @@ def box_contents(text: str) -> list[str]:
             while k < len(text) and text[k] in " \t":
                 k += 1
             if k < len(text) and text[k] == "{" and (end := closing_brace(text, k)) >= 0:
-                out.append(text[k + 1 : end])
+                out.append((k + 1, end))
             elif k > i + len(cmd) and (m := _TOKEN.match(text, k)):  # `\\boxed 5`
-                out.append(m.group(0))
+                out.append((k, m.end()))
             i = text.find(cmd, i + len(cmd))
+    return out
+
+
+def box_contents(text: str) -> list[str]:
+    """The contents of every closed `\\boxed{...}` / `\\fbox{...}` and `\\boxed 5` in text (`box_spans`)."""
+    return [text[a:b] for a, b in box_spans(text)]
+
+
+def answer_boxes(solution: str) -> list[Formula]:
+    """The boxes that show the solution's final answer (its last box's content), each as the formula inside it
+    (spacing and closing punctuation left out, as an annotator's span of it is)."""
+    final = last_boxed(solution)
+    out: list[Formula] = []
+    for a, b in sorted(box_spans(solution)) if final else []:
+        if _squash(solution[a:b]) != _squash(final) or (out and a < out[-1].end):  # (a box inside another: once)
+            continue
+        while a < b and solution[a].isspace():
+            a += 1
+        while b > a and solution[b - 1] in " \t\n\r.,;:~":
+            b -= 1
+        if a < b:
+            out.append(Formula(solution[a:b], a, b))
     return out
 
 
@@ -103,11 +125,21 @@ def make_masked_then_fill(
 
     Formulas are counted and chosen by distinct text (`formula_groups`); a chosen formula is
     masked at every copy the annotator listed, so `masks` may repeat a text. The final answer (the
-    last box's content) is always among the chosen when the annotator lists it, and a row whose
-    masked solution would still show it in a box is not eligible (`visible_boxed_answer`): the
-    answer would give the masks away.
+    last box's content) is always among the chosen: the annotator's group of it, or, where the
+    annotator leaves it out of the key formulas, its boxes (`answer_boxes`), counted as one formula.
+    A row whose masked solution would still show it in a box is not eligible
+    (`visible_boxed_answer`): the answer would give the masks away.
     """
     groups = formula_groups(traj.formulas)
+    final = last_boxed(traj.solution)
+    answer = next((g for g in groups if final and _squash(g[0].text) == _squash(final)), None)
+    if answer is None:
+        # An annotator may leave the answer out of the key formulas (a value restated in its box): the row masks
+        # its boxes all the same, as the group ranked last. A box inside a listed formula is masked with it.
+        boxes = [f for f in answer_boxes(traj.solution) if not any(g.start < f.end and f.start < g.end for g in traj.formulas)]
+        if boxes:
+            answer = boxes
+            groups.append(answer)
     if len(groups) < config.min_formulas:
         raise NotEligible("too_few_formulas", f"{len(groups)} < {config.min_formulas}")
     rng = rng_for(traj, seed, MASKED_THEN_FILL)
@@ -116,8 +148,6 @@ def make_masked_then_fill(
         picked = groups[:k]
     else:
         picked = rng.sample(groups, k)
-    final = last_boxed(traj.solution)
-    answer = next((g for g in groups if final and _squash(g[0].text) == _squash(final)), None)
     if answer is not None and answer not in picked:
         picked = [*picked[: k - 1], answer]  # the answer takes the last (lowest-ranked) pick's place
     chosen = sorted((f for group in picked for f in group), key=lambda f: f.start)

@@ -2,8 +2,9 @@
 
 Policy: the content `x` of a `\\boxed{x}` is the candidate, never the box itself (the fill format
 is `\\boxed{..}`); a box showing the final answer (the content of the last box) is an answer
-candidate, ranked first so that a masked row never shows it. An answer may be a bare number or
-`\\text`-only (`ANSWER_OK`), which would be junk for any other formula.
+candidate, ranked first so that a masked row never shows it, unless it only restates a value alone
+in its box (`ranking.restated_answer`: no key formula; Masked-Then-Fill masks such boxes itself). An
+answer may be a bare number or `\\text`-only (`ANSWER_OK`), which would be junk for any other formula.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Ranking: which candidates are offered as maskable, most important first (`extract_formulas`).
 
-Policy: the final answer first (so a masked row never shows it), then theorem names of the
+Policy: the final answer first (a masked row must not show it), then theorem names of the
 lexicon (the named results a solution rests on), then relations over bare expressions, longer,
 displayed and later formulas, moved by what the context says (`context.role`): a result the text
 establishes (`derived`: "so", "we get", ...; a `claim`'s statement) or writes again (restated: it
@@ -10,7 +10,9 @@ result: a row with formulas to spare masks those instead.
 Bookkeeping and junk are never offered (`junk`, `context`). Givens copied from the problem,
 formulas longer than `max_formula_chars`, short expressions without a relation and the names of figure
 objects are context only. A restated formula is offered with all its copies, which are masked together; at most
-`max_mask_share` of the non-junk candidates are offered, so masks leave context.
+`max_mask_share` of the non-junk candidates are offered, so masks leave context. A final answer that only restates a
+value alone in its box (`\\(\\boxed{10}\\)`, `restated_answer`) is not offered at all: it is no key formula, and
+Masked-Then-Fill masks the final answer's boxes itself (`masked_then_fill.answer_boxes`).
 """
 
 from __future__ import annotations
@@ -161,9 +163,27 @@ def extract_formulas(solution: str, config: HeuristicConfig = HeuristicConfig(),
         if used + len(group) <= limit or is_answer(group):
             kept.append(group)
             used += len(group)
+    kept = [g for g in kept if not all(restated_answer(solution, c) for c in g)]  # after the share: the rest as before
     first = [Formula(solution[g[0].start : g[0].end], g[0].start, g[0].end) for g in kept]
     copies = sorted((c for g in kept for c in g[1:]), key=lambda c: c.start)
     return first + [Formula(solution[c.start : c.end], c.start, c.end) for c in copies]
+
+
+# A box alone in its math: `\\(\\boxed{10}\\)`, `$$\\boxed{\\frac{4}{11}}.$$` (not `$m + M = \\boxed{84}$`).
+_ALONE_BEFORE = re.compile(r"(?:\$\$?|\\\(|\\\[)\s*\\boxed\s*\{\s*$")
+_ALONE_AFTER = re.compile(r"\s*\}\s*[.,;!]?\s*(?:\$|\\\)|\\\])")
+
+
+def restated_answer(solution: str, c: Candidate) -> bool:
+    """The final answer as a value standing alone in its box (`\\(\\boxed{10}\\)`, `$$\\boxed{\\frac{4}{11}}.$$`): it
+    restates what the text derived before it, and it is no key formula (Appendix A labellers leave a lone value out).
+    Masked-Then-Fill masks the final answer's boxes without it (`masked_then_fill.answer_boxes`)."""
+    return (
+        c.kind == "answer"
+        and not _RELATION.search(solution, c.start, c.end)
+        and bool(_ALONE_BEFORE.search(solution, max(0, c.start - 40), c.start))
+        and bool(_ALONE_AFTER.match(solution, c.end))
+    )
 
 
 def _key(solution: str, c: Candidate) -> str:

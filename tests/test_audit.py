@@ -235,6 +235,9 @@ def test_coarse_approximations_are_off_and_never_exact():
     assert audit.coarse("\\frac{8}{5}", rng) is None  # 1.6 either way: exact, no approximation
     assert audit.irrational("\\sqrt{2}") == "\\approx 1.4" and audit.irrational("\\frac{1}{3}") is None
     assert audit.exact_value("x = \\sqrt{2}") == pytest.approx(2**0.5) and audit.exact_value("x + 1") is None
+    # a value no float holds (a MATH answer `2^{2005}`) has no approximation: no policy row, not a crash
+    for huge in ("2^{2005}", "3^{1000}-1"):
+        assert audit.exact_value(huge) is None and audit.coarse(huge, rng) is None and audit.irrational(huge) is None
 
 
 def test_dataflow_order_puts_computed_numbers_before_their_use():

@@ -564,15 +564,17 @@ def _answer(row: Row) -> str:
 
 
 def exact_value(answer: str) -> Fraction | float | None:
-    """The value of a constant final answer (`\\frac{8}{5}`, `x = \\sqrt{2}`), or None."""
+    """The value of a constant final answer (`\\frac{8}{5}`, `x = \\sqrt{2}`), or None (also for a value no float
+    holds, `2^{2005}`: no approximation policy applies to it)."""
     try:
         a = parse_answer(answer)
         if a.kind == "relation" and len(a.parts) == 2:
             a = a.parts[-1]
         v = constant_value(a)
+        usable = v is not None and float(v) != 0 and math.isfinite(float(v))  # `2^{2005}`: too large for a float
     except (ArithmeticError, ValueError, TypeError):
         return None
-    return v if v is not None and float(v) != 0 and math.isfinite(float(v)) else None
+    return v if usable else None
 
 
 def coarse(answer: str, rng: random.Random) -> str | None:

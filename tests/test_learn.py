@@ -79,18 +79,21 @@ def test_same_options_same_problems_and_other_seeds_other_problems():
 
 
 @pytest.mark.parametrize("difficulty", DIFFICULTIES)
-def test_every_solution_has_7_formulas_4_steps_and_its_computed_boxed_answer(difficulty):
-    """Through the real heuristic annotator; the boxed answer is the one an independent solver finds
-    and the outcome reward (the project's checker) gives the solution full credit."""
+def test_every_solution_masks_7_formulas_has_4_steps_and_its_computed_boxed_answer(difficulty):
+    """Through the real heuristic annotator and the Masked-Then-Fill task (7 masks, the boxed answer among them); the
+    boxed answer is the one an independent solver finds and the outcome reward (the project's checker) gives the
+    solution full credit."""
     from mrtasks.rewards import get_reward
     from mrtasks.rewards.parsing import last_boxed
+    from mrtasks.tasks.masked_then_fill import make_masked_then_fill
 
     annotator = HeuristicAnnotator()
     worked = list(generate(SyntheticConfig(size=150, difficulty=difficulty, seed=difficulty)))
     for w in worked:
         t = annotator.annotate_one(Trajectory(id="x", source="s", kind="computation", problem=w.problem,
                                               solution=w.solution, answer=w.answer))
-        assert len(t.formulas) >= 7, (w.family, w.solution)
+        row = make_masked_then_fill(t)
+        assert len(set(row["masks"])) == 7 and w.answer in row["masks"], (w.family, w.solution)
         assert len(t.steps) >= 4, (w.family, w.solution)
         assert w.answer == solve(w.problem), w.problem
         assert last_boxed(w.solution) == w.answer

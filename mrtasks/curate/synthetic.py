@@ -13,8 +13,8 @@ drawn in turn:
 - `series`  the sum of the first terms of an arithmetic sequence, term by term, then checked
             with the closed form.
 
-Every solution has at least 7 formulas and at least 4 sentence steps, and its boxed answer is the
-value the generator computed. Options: `size` (problems, default 1000), `difficulty` (1-3: operand
+Every solution makes a Masked-Then-Fill row of 7 masks (its boxed answer among them) and has at least 4
+sentence steps, and its boxed answer is the value the generator computed. Options: `size` (problems, default 1000), `difficulty` (1-3: operand
 ranges and expression depth, default 1), `seed` (default 0), `families` (`+`-joined subset, default
 all). Same options give the same rows. Small ranges hold few distinct problems, and a family
 that runs out is an error: at difficulty 1, `series` holds about 90 training problems and the

@@ -13,12 +13,13 @@ drawn in turn:
 - `series`  the sum of the first terms of an arithmetic sequence, term by term, then checked
             with the closed form.
 
-Every solution makes a Masked-Then-Fill row of 7 masks (its boxed answer among them) and has at least 4
-sentence steps, and its boxed answer is the value the generator computed. Options: `size` (problems, default 1000), `difficulty` (1-3: operand
-ranges and expression depth, default 1), `seed` (default 0), `families` (`+`-joined subset, default
-all). Same options give the same rows. Small ranges hold few distinct problems, and a family
-that runs out is an error: at difficulty 1, `series` holds about 90 training problems and the
-other families a few hundred each (the testbed uses `families=expr+linear+mod`).
+Every solution makes a Masked-Then-Fill row of 7 masks (its boxed answer among them) and has at
+least 4 sentence steps, and its boxed answer is the value the generator computed. Options: `size`
+(problems, default 1000), `difficulty` (1-3: operand ranges and expression depth, default 1), `seed`
+(default 0), `families` (`+`-joined subset, default all). Same options give the same rows. Small
+ranges hold few distinct problems, and a family that runs out is an error: at difficulty 1, `series`
+holds about 90 training problems and the other families a few hundred each (the testbed uses
+`families=expr+linear+mod`).
 
 **Held out.** A problem belongs to the held-out partition when a salted hash of its normalized
 text (`mrtasks.curate.filters.normalize_problem`, as the build's splits use) falls below

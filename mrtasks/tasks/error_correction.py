@@ -42,7 +42,7 @@ from mrtasks.mathcheck.latex import balanced
 from mrtasks.prompts import error_correction_messages
 from mrtasks.tasks import arithmetic
 from mrtasks.tasks.base import NotEligible, rng_for
-from mrtasks.tasks.masked_then_fill import answer_boxes
+from mrtasks.tasks.masked_then_fill import unlisted_answer
 from mrtasks.tasks.registry import Row, TaskSpec, register_task
 from mrtasks.tasks.step_reordering import strip_step_label
 from mrtasks.trajectory import Trajectory
@@ -413,11 +413,8 @@ def unsupported_corruption(
 def editable_formulas(traj: Trajectory) -> list[str]:
     """The formulas an edit may change: the annotator's, and first the final answer where the annotator leaves it
     out of its key formulas (a value restated in its box): a wrong final value is an error to find."""
-    formulas = [f.text for f in traj.formulas]
-    boxes = answer_boxes(traj.solution)
-    if boxes and not any("".join(f.split()) == "".join(boxes[0].text.split()) for f in formulas):
-        formulas.insert(0, boxes[0].text)
-    return formulas
+    boxes = unlisted_answer(traj)
+    return [b.text for b in boxes[:1]] + [f.text for f in traj.formulas]
 
 
 def make_error_correction(

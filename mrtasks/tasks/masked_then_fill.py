@@ -112,6 +112,15 @@ def answer_boxes(solution: str) -> list[Formula]:
     return out
 
 
+def unlisted_answer(traj: Trajectory) -> list[Formula]:
+    """The final answer's boxes (`answer_boxes`) when the annotator does not list the answer (a value restated in its
+    box is no key formula), leaving out a box inside a listed formula (masked or edited with it); [] otherwise."""
+    final = last_boxed(traj.solution)
+    if not final or any(_squash(f.text) == _squash(final) for f in traj.formulas):
+        return []
+    return [b for b in answer_boxes(traj.solution) if not any(f.start < b.end and b.start < f.end for f in traj.formulas)]
+
+
 def shows_final_answer(masked: str, solution: str) -> bool:
     """Does the masked solution still show the solution's final answer (its last box's content) in a box?"""
     final = last_boxed(solution)
@@ -133,13 +142,9 @@ def make_masked_then_fill(
     groups = formula_groups(traj.formulas)
     final = last_boxed(traj.solution)
     answer = next((g for g in groups if final and _squash(g[0].text) == _squash(final)), None)
-    if answer is None:
-        # An annotator may leave the answer out of the key formulas (a value restated in its box): the row masks
-        # its boxes all the same, as the group ranked last. A box inside a listed formula is masked with it.
-        boxes = [f for f in answer_boxes(traj.solution) if not any(g.start < f.end and f.start < g.end for g in traj.formulas)]
-        if boxes:
-            answer = boxes
-            groups.append(answer)
+    if answer is None and (boxes := unlisted_answer(traj)):
+        answer = boxes  # masked all the same, as the group ranked last
+        groups.append(answer)
     if len(groups) < config.min_formulas:
         raise NotEligible("too_few_formulas", f"{len(groups)} < {config.min_formulas}")
     rng = rng_for(traj, seed, MASKED_THEN_FILL)

@@ -75,7 +75,7 @@ def test_answers_imported_from_a_batch_annotate_without_a_request(tmp_path):
         assert annotator.stats["requests"] == 0 and annotator.stats["cache_hits"] == 4
     for t, o in zip(trajectories(), out):
         assert isinstance(o, Trajectory), o
-        assert [f.text for f in o.formulas] == oracle_formulas(t.solution)
+        assert [f.text for f in o.formulas] == [f for f in oracle_formulas(t.solution) if "boxed" not in f]
         assert len(o.steps) == 4
     assert pending_requests(trajectories(), config(cache)) == ([], 2)
 

@@ -39,6 +39,7 @@ from mrtasks.curate.validate import (
     locate_formulas,
     strip_math_delimiters,
 )
+from mrtasks.tasks.masked_then_fill import make_masked_then_fill
 from mrtasks.trajectory import Trajectory
 from tests.conftest import REPO_ROOT
 
@@ -124,12 +125,29 @@ def test_json_in_fences_after_think_is_accepted(server):
 
 
 def test_latex_with_single_backslashes_is_repaired(server):
-    # Models often write LaTeX in JSON strings without doubling the backslash.
-    server.responder = by_kind('{"theorems": ["\\boxed{5}", "x_1 x_2 = 6"]}')
+    # Models often write LaTeX in JSON strings without doubling the backslash (`\b` reads as a backspace).
+    solution = SOLUTION.replace("$x_1 x_2 = 6$", "$x_1 x_2 = \\binom{4}{2}$")
+    server.responder = by_kind('{"theorems": ["x_1 x_2 = \\binom{4}{2}", "x_1 + x_2 = 5"]}')
 
-    [out] = annotator(server, min_formulas=1).annotate([traj()])
+    [out] = annotator(server, min_formulas=1).annotate([traj(solution=solution)])
 
-    assert [f.text for f in out.formulas] == ["\\boxed{5}", "x_1 x_2 = 6"]
+    assert [f.text for f in out.formulas] == ["x_1 x_2 = \\binom{4}{2}", "x_1 + x_2 = 5"]
+
+
+def test_the_final_answer_alone_is_no_key_formula(server):
+    # A model often lists the boxed answer first; a lone value is no key formula (Appendix A labellers leave it
+    # out), and Masked-Then-Fill masks the answer's box without it.
+    items = ["\\boxed{5}", *[f for f in oracle_formulas(SOLUTION) if f != "\\boxed{5}"]]
+    server.responder = by_kind(formulas_reply(items))
+    ann = annotator(server)
+
+    [out] = ann.annotate([traj()])
+
+    assert [f.text for f in out.formulas] == items[1:]
+    assert ann.stats["formulas_lone_answer"] == 1
+    row = make_masked_then_fill(out)
+    assert "\\boxed{<formula_masked>}" in row["masked_solution"]
+    assert "5" in row["masks"]
 
 
 # --- invalid answers: retried with a note, then dropped with a counted reason --------------------
@@ -157,7 +175,7 @@ def test_a_bad_first_answer_is_recovered_on_retry(server):
     server.responder = respond
     [out] = annotator(server).annotate([traj()])
 
-    assert isinstance(out, Trajectory) and len(out.formulas) == 8
+    assert isinstance(out, Trajectory) and len(out.formulas) == 7  # the oracle's 8 but the lone `\\boxed{5}`
     assert len(server.completed()) == 4  # two prompts, two attempts each
 
 
@@ -181,8 +199,8 @@ def test_hallucinated_formulas_are_removed_when_enough_remain(server):
 
     [out] = ann.annotate([traj()])
 
-    assert [f.text for f in out.formulas] == real
-    assert ann.stats["formulas_removed"] == 2
+    assert [f.text for f in out.formulas] == [f for f in real if f != "\\boxed{5}"]
+    assert ann.stats["formulas_removed"] == 2 and ann.stats["formulas_lone_answer"] == 1
     assert len(server.completed("formulas")) == 1
 
 

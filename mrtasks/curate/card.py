@@ -71,8 +71,8 @@ COLUMN_DOCS: dict[str | tuple[str, str], str] = {
     ("trajectories", "answer"): "The final answer when the source has one (empty for most proofs).",
     "formulas": "The annotated key formulas, ranked by importance: `text` and its `start`/`end` character offsets in "
                 "`solution`; a formula written more than once appears once per copy (copies after the ranked ones). "
-                "The heuristic annotator leaves out a final answer that only restates a value alone in its box "
-                "(`masked_then_fill` masks its box all the same).",
+                "Both annotators leave out the final answer as a lone value (`\\boxed{10}`, `10`): it is no key "
+                "formula, and `masked_then_fill` masks its box all the same.",
     ("trajectories", "steps"): "The solution split into steps, in order.",
     "prompt": "The chat messages (system + user) with the paper's prompt for this task.",
 }

@@ -60,6 +60,7 @@ from mrtasks.prompts import (
     Messages,
     curation_messages,
 )
+from mrtasks.tasks.masked_then_fill import restates_answer
 from mrtasks.text import strip_math_delimiters, strip_think
 from mrtasks.trajectory import Formula, Trajectory
 
@@ -262,7 +263,8 @@ class LLMAnnotator(Annotator):
         self.cache = ResponseCache(config.cache_path)
         self.stats: Counter[str] = Counter()
         """requests, cache_hits, transport_retries (by the SDK), oversized_responses, retried_answers,
-        formulas_removed (not in the solution), formulas_repeated (occur twice), drop:<reason>."""
+        formulas_removed (not in the solution), formulas_repeated (occur twice), formulas_lone_answer (the final
+        answer as a lone value, `masked_then_fill.restates_answer`), drop:<reason>."""
         self._client: Any = None
         self._semaphore: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[str]] = {}
@@ -419,7 +421,10 @@ class LLMAnnotator(Annotator):
             )
         self.stats["formulas_removed"] += len(match.missing)
         self.stats["formulas_repeated"] += match.repeated
-        return match.formulas
+        # The final answer as a lone value is no key formula; the tasks mask or edit it themselves.
+        kept = [f for f in match.formulas if not restates_answer(f.text, t.solution)]
+        self.stats["formulas_lone_answer"] += len(match.formulas) - len(kept)
+        return kept
 
     def _parse_steps(self, text: str, t: Trajectory) -> list[str]:
         obj = extract_json(text)

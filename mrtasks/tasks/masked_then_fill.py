@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mrtasks.mathcheck import last_boxed
+from mrtasks.mathcheck.answer import RELATION
 from mrtasks.mathcheck.latex import closing_brace
 from mrtasks.prompts import masked_then_fill_messages
 from mrtasks.tasks.base import NotEligible, rng_for
@@ -119,6 +120,20 @@ def unlisted_answer(traj: Trajectory) -> list[Formula]:
     if not final or any(_squash(f.text) == _squash(final) for f in traj.formulas):
         return []
     return [b for b in answer_boxes(traj.solution) if not any(f.start < b.end and b.start < f.end for f in traj.formulas)]
+
+
+_BOXED_ALONE = re.compile(r"\\(?:boxed|fbox)\s*\{(.*)\}[\s.,;]*", re.DOTALL)
+
+
+def restates_answer(text: str, solution: str) -> bool:
+    """Is `text` the solution's final answer as a value (its last box's content, boxed or not), no relation? Such an
+    item is no key formula (labellers with the Appendix A prompts leave a lone value out), and the tasks handle the
+    answer without it: Masked-Then-Fill masks its boxes (`unlisted_answer`), Error Correction may edit it."""
+    final = last_boxed(solution)
+    if not final or RELATION.search(final):
+        return False
+    value = m.group(1) if (m := _BOXED_ALONE.fullmatch(text.strip())) else text
+    return _squash(value).rstrip(".,;") == _squash(final).rstrip(".,;")
 
 
 def shows_final_answer(masked: str, solution: str) -> bool:

@@ -187,7 +187,7 @@ def test_by_a_field_some_row_lacks_is_a_clear_error(tmp_path, capsys):
 def test_the_bundled_fixtures_are_well_formed():
     from mrtasks.curate.annotator_bench import fixture_row_problem
 
-    for path in sorted((Path(__file__).parent / "data").glob("annotator_gold*.jsonl")):
+    for path in sorted((Path(__file__).parent / "data").glob("annotator_*.jsonl")):
         rows = _rows(path)
         assert [fixture_row_problem(r, "kind") or fixture_row_problem(r, "source") for r in rows] == [None] * len(rows)
         assert len({r["id"] for r in rows}) == len(rows), path

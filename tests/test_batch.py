@@ -37,7 +37,8 @@ def trajectories() -> list[Trajectory]:
 
 
 def config(cache: Path) -> LLMConfig:
-    return LLMConfig(model="batch-model", base_url=DEAD, cache_path=cache, progress=False, max_retries=0, timeout=5)
+    return LLMConfig(model="batch-model", base_url=DEAD, cache_path=cache, progress=False, max_retries=0, timeout=5,
+                     drop_bookkeeping=False)
 
 
 def output_line(request: dict, content: str | None, status: int = 200) -> dict:

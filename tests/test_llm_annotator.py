@@ -64,7 +64,8 @@ def server():
 
 
 def annotator(server: FakeOpenAIServer, **overrides) -> LLMAnnotator:
-    config = dict(base_url=server.base_url, model="fake-r1", concurrency=4, progress=False)
+    # The model's list kept as it is (`Let $f(x) = ...$` is bookkeeping); the bookkeeping test turns it on.
+    config = dict(base_url=server.base_url, model="fake-r1", concurrency=4, progress=False, drop_bookkeeping=False)
     config.update(overrides)
     return LLMAnnotator(LLMConfig(**config))
 
@@ -148,6 +149,27 @@ def test_the_final_answer_alone_is_no_key_formula(server):
     row = make_masked_then_fill(out)
     assert "\\boxed{<formula_masked>}" in row["masked_solution"]
     assert "5" in row["masks"]
+
+
+BOOKKEEPING_SOLUTION = (
+    "Let $s = a + b$ and $p = ab$. Case 1: $a = 0$. Then $s^2 = a^2 + 2ab + b^2$, so $s^2 - 2p = a^2 + b^2$. "
+    "Hence $a^2 + b^2 = 7$."
+)
+
+
+@pytest.mark.parametrize("drop", [True, False])
+def test_bookkeeping_the_model_lists_is_left_out_unless_asked(server, drop):
+    # A definition that only names something and a case label are bookkeeping where they stand (issue 20); the
+    # paper's prompt does not tell a model so, and `drop_bookkeeping=False` keeps its list as it is.
+    listed = ["s = a + b", "s^2 - 2p = a^2 + b^2", "a = 0", "p = ab", "s^2 = a^2 + 2ab + b^2"]
+    server.responder = by_kind(formulas_reply(listed))
+    ann = annotator(server, min_formulas=1, drop_bookkeeping=drop)
+
+    [out] = ann.annotate([traj(solution=BOOKKEEPING_SOLUTION, answer="7")])
+
+    kept = ["s^2 - 2p = a^2 + b^2", "s^2 = a^2 + 2ab + b^2"] if drop else listed
+    assert [f.text for f in out.formulas] == kept
+    assert ann.stats["formulas_bookkeeping"] == (3 if drop else 0)
 
 
 # --- invalid answers: retried with a note, then dropped with a counted reason --------------------
@@ -715,3 +737,14 @@ def test_a_huge_or_nan_reply_delay_never_fails_a_server_thread(capfd):
     assert len(s.completed()) == 1
     err = capfd.readouterr().err
     assert "Traceback" not in err and "OverflowError" not in err
+
+
+def test_keep_bookkeeping_is_an_option_of_every_llm_command():
+    import argparse
+
+    from mrtasks.curate.llm import add_endpoint_arguments, llm_config_from_args
+
+    parser = argparse.ArgumentParser()
+    add_endpoint_arguments(parser)  # the options of mrtasks.build, annotator_bench and curate.batch
+    assert llm_config_from_args(parser.parse_args(["--model", "m"])).drop_bookkeeping is True
+    assert llm_config_from_args(parser.parse_args(["--model", "m", "--keep-bookkeeping"])).drop_bookkeeping is False

@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 
 from mrtasks.curate.base import Annotator, Drop
 from mrtasks.curate.cache import ResponseCache, default_cache_path, request_key
+from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.validate import (
     STEPS_SCHEMA,
     THEOREMS_SCHEMA,
@@ -121,6 +122,10 @@ class LLMConfig:
     """Answers asked for per prompt and trajectory before a rejected one becomes a Drop."""
     allow_repeated_formulas: bool = False
     """Keep formulas that occur more than once in the solution (masking one copy leaks it)."""
+    drop_bookkeeping: bool = True
+    """Leave out a listed formula that is bookkeeping where it stands (a case label or hypothesis, a definition that
+    only names something, an index range, a table cell: `heuristic.context.role`), as the heuristic never offers one.
+    The paper's prompt does not ask the model to; False keeps the model's list as it is."""
     min_formulas: int = 7
     """When hallucinated formulas were removed and fewer than this remain, ask again (the paper keeps >= 7)."""
     min_step_coverage: float = 0.9
@@ -168,6 +173,11 @@ def add_endpoint_arguments(group: Any) -> None:
     group.add_argument(
         "--max-tokens", type=int, default=32_768, help="llm: completion tokens per request; 0: the endpoint's default (default: 32768)"
     )
+    group.add_argument(
+        "--keep-bookkeeping", action="store_true",
+        help="llm: keep listed formulas that are bookkeeping where they stand (case labels, definitions that only name "
+             "something, index ranges, table cells); by default they are left out, as the heuristic does",
+    )
 
 
 def llm_config_from_args(args: Any, **fields: Any) -> LLMConfig:
@@ -179,7 +189,8 @@ def llm_config_from_args(args: Any, **fields: Any) -> LLMConfig:
         raise ValueError("--annotator llm needs --model (and usually --base-url)")
     kwargs: dict[str, Any] = {
         "model": args.model, "concurrency": args.concurrency, "timeout": args.timeout,
-        "max_retries": args.max_retries, "max_tokens": args.max_tokens or None, **fields,
+        "max_retries": args.max_retries, "max_tokens": args.max_tokens or None,
+        "drop_bookkeeping": not args.keep_bookkeeping, **fields,
     }
     cache = None if args.no_cache else (args.cache or str(default_cache_path()))
     for key, value in (("base_url", args.base_url), ("cache_path", cache)):
@@ -264,7 +275,8 @@ class LLMAnnotator(Annotator):
         self.stats: Counter[str] = Counter()
         """requests, cache_hits, transport_retries (by the SDK), oversized_responses, retried_answers,
         formulas_removed (not in the solution), formulas_repeated (occur twice), formulas_lone_answer (the final
-        answer as a lone value, `masked_then_fill.restates_answer`), drop:<reason>."""
+        answer as a lone value, `masked_then_fill.restates_answer`), formulas_bookkeeping (`drop_bookkeeping`),
+        drop:<reason>."""
         self._client: Any = None
         self._semaphore: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[str]] = {}
@@ -424,6 +436,10 @@ class LLMAnnotator(Annotator):
         # The final answer as a lone value is no key formula; the tasks mask or edit it themselves.
         kept = [f for f in match.formulas if not restates_answer(f.text, t.solution)]
         self.stats["formulas_lone_answer"] += len(match.formulas) - len(kept)
+        if self.config.drop_bookkeeping:
+            listed = len(kept)
+            kept = [f for f in kept if role(t.solution, f.start, f.end, t.problem or "") not in BOOKKEEPING]
+            self.stats["formulas_bookkeeping"] += listed - len(kept)
         return kept
 
     def _parse_steps(self, text: str, t: Trajectory) -> list[str]:

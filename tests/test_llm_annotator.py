@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,18 @@ def test_bookkeeping_the_model_lists_is_left_out_unless_asked(server, drop):
     kept = ["s^2 - 2p = a^2 + b^2", "s^2 = a^2 + 2ab + b^2"] if drop else listed
     assert [f.text for f in out.formulas] == kept
     assert ann.stats["formulas_bookkeeping"] == (3 if drop else 0)
+
+
+def test_a_given_copied_from_the_problem_is_left_out(server):
+    # A masked given is filled by copying it from the problem the prompt shows, not by reasoning.
+    solution = "We know $a + b = 3$ and $ab = 1$. So $a^2 + b^2 = (a+b)^2 - 2ab = 9 - 2 = 7$."
+    server.responder = by_kind(formulas_reply(["a^2 + b^2 = (a+b)^2 - 2ab = 9 - 2 = 7", "a + b = 3", "ab = 1"]))
+    ann = annotator(server, min_formulas=1, drop_bookkeeping=True)
+
+    [out] = ann.annotate([replace(traj(solution=solution, answer="7"), problem="If $a+b=3$ and $ab=1$, find $a^2+b^2$.")])
+
+    assert [f.text for f in out.formulas] == ["a^2 + b^2 = (a+b)^2 - 2ab = 9 - 2 = 7"]
+    assert ann.stats["formulas_bookkeeping"] == 2
 
 
 # --- invalid answers: retried with a note, then dropped with a counted reason --------------------

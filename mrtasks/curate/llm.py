@@ -43,7 +43,9 @@ from tqdm.auto import tqdm
 
 from mrtasks.curate.base import Annotator, Drop
 from mrtasks.curate.cache import ResponseCache, default_cache_path, request_key
+from mrtasks.curate.heuristic.candidates import formula_key
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
+from mrtasks.curate.heuristic.ranking import copied_given
 from mrtasks.curate.validate import (
     STEPS_SCHEMA,
     THEOREMS_SCHEMA,
@@ -124,8 +126,9 @@ class LLMConfig:
     """Keep formulas that occur more than once in the solution (masking one copy leaks it)."""
     drop_bookkeeping: bool = True
     """Leave out a listed formula that is bookkeeping where it stands (a case label or hypothesis, a definition that
-    only names something, an index range, a table cell: `heuristic.context.role`), as the heuristic never offers one.
-    The paper's prompt does not ask the model to; False keeps the model's list as it is."""
+    only names something, an index range, a table cell: `heuristic.context.role`) or a given copied from the problem
+    (`heuristic.ranking.copied_given`: filled by copying, not reasoning), as the heuristic never offers one. The
+    paper's prompt does not ask the model to; False keeps the model's list as it is."""
     min_formulas: int = 7
     """When hallucinated formulas were removed and fewer than this remain, ask again (the paper keeps >= 7)."""
     min_step_coverage: float = 0.9
@@ -437,8 +440,10 @@ class LLMAnnotator(Annotator):
         kept = [f for f in match.formulas if not restates_answer(f.text, t.solution)]
         self.stats["formulas_lone_answer"] += len(match.formulas) - len(kept)
         if self.config.drop_bookkeeping:
-            listed = len(kept)
-            kept = [f for f in kept if role(t.solution, f.start, f.end, t.problem or "") not in BOOKKEEPING]
+            listed, problem = len(kept), t.problem or ""
+            given = formula_key(problem)
+            kept = [f for f in kept if role(t.solution, f.start, f.end, problem) not in BOOKKEEPING
+                    and not copied_given(formula_key(f.text), given)]
             self.stats["formulas_bookkeeping"] += listed - len(kept)
         return kept
 

@@ -66,8 +66,9 @@ def _minor(text: str, kind: str) -> bool:
     return not _RELATION.search(text) and bool(_LETTERS.fullmatch(_NAME_MARKUP.sub("", text)))
 
 
-def _given(key: str, problem_key: str) -> bool:
-    """The formula, or its right-hand side when long, is copied from the problem statement."""
+def copied_given(key: str, problem_key: str) -> bool:
+    """The formula, or its right-hand side when long, is copied from the problem statement (both as `formula_key`s):
+    a restated given, which a masked row's reader fills by copying from the problem, not by reasoning."""
     if not key or not problem_key:
         return False
     if key in problem_key:
@@ -146,7 +147,7 @@ def extract_formulas(solution: str, config: HeuristicConfig = HeuristicConfig(),
         if not answer:
             if key in blocked or len(text) > config.max_formula_chars or _minor(text, c.kind):
                 continue
-            if _given(key, given_text):
+            if copied_given(key, given_text):
                 continue  # a given copied from the problem: filling it is copying, not reasoning
         roles = {g.role for g in group}
         role = "derived" if "derived" in roles else "claim" if "claim" in roles else c.role

@@ -179,7 +179,8 @@ def add_endpoint_arguments(group: Any) -> None:
     group.add_argument(
         "--keep-bookkeeping", action="store_true",
         help="llm: keep listed formulas that are bookkeeping where they stand (case labels, definitions that only name "
-             "something, index ranges, table cells); by default they are left out, as the heuristic does",
+             "something, index ranges, table cells) or givens copied from the problem; by default they are left out, "
+             "as the heuristic does",
     )
 
 
@@ -436,16 +437,22 @@ class LLMAnnotator(Annotator):
             )
         self.stats["formulas_removed"] += len(match.missing)
         self.stats["formulas_repeated"] += match.repeated
-        # The final answer as a lone value is no key formula; the tasks mask or edit it themselves.
-        kept = [f for f in match.formulas if not restates_answer(f.text, t.solution)]
-        self.stats["formulas_lone_answer"] += len(match.formulas) - len(kept)
-        if self.config.drop_bookkeeping:
-            listed, problem = len(kept), t.problem or ""
-            given = formula_key(problem)
-            kept = [f for f in kept if role(t.solution, f.start, f.end, problem) not in BOOKKEEPING
-                    and not copied_given(formula_key(f.text), given)]
-            self.stats["formulas_bookkeeping"] += listed - len(kept)
-        return kept
+        return self._key_formulas(match.formulas, t)
+
+    def _key_formulas(self, formulas: list[Formula], t: Trajectory) -> list[Formula]:
+        """The model's formulas less what is no key formula: the final answer as a lone value (the tasks mask or
+        edit it themselves) and, with `drop_bookkeeping`, what the heuristic never offers (bookkeeping where it
+        stands, a given copied from the problem)."""
+        kept = [f for f in formulas if not restates_answer(f.text, t.solution)]
+        self.stats["formulas_lone_answer"] += len(formulas) - len(kept)
+        if not self.config.drop_bookkeeping:
+            return kept
+        problem = t.problem or ""
+        given = formula_key(problem)
+        key = [f for f in kept if role(t.solution, f.start, f.end, problem) not in BOOKKEEPING
+               and not copied_given(formula_key(f.text), given)]
+        self.stats["formulas_bookkeeping"] += len(kept) - len(key)
+        return key
 
     def _parse_steps(self, text: str, t: Trajectory) -> list[str]:
         obj = extract_json(text)

@@ -139,6 +139,11 @@ def test_the_command_line_round_trip(tmp_path, capsys):
     assert e.value.code == 2
     assert "export needs --source or --fixture" in capsys.readouterr().err
     assert main(["export", "--source", spec, *common, "--out", str(tmp_path)]) == 4  # a folder is no output file
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    assert main(["export", "--source", spec, *common, "--out", str(notes)]) == 4  # not a file export wrote
+    assert notes.read_text() == "my notes\n"
+    assert "was not written by mrtasks.curate.batch export" in capsys.readouterr().err
 
 
 def test_an_empty_solution_needs_no_request(tmp_path):

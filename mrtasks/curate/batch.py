@@ -125,6 +125,21 @@ def _answer(out: dict[str, Any]) -> str | None:
     return content if isinstance(content, str) else None
 
 
+def _is_requests_file(path: Path) -> bool:
+    """Was this file written by `export` (empty, or its first line a batch request to BATCH_URL)? Any other file is
+    never overwritten."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline()
+        if not first.strip():
+            return True
+        req = json.loads(first)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(req, dict) and req.get("url") == BATCH_URL and isinstance(req.get("body"), dict) \
+        and isinstance(req.get("custom_id"), str)
+
+
 def _trajectories(args: argparse.Namespace) -> list[Trajectory]:
     """The solutions to annotate: a fixture's rows (texts from --source or --corpora), else every
     trajectory the sources yield."""
@@ -183,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             config = llm_config_from_args(args, min_formulas=args.min_formulas, progress=False)
         except ValueError as e:
             p.error(str(e))
-        check_output_file("--out", args.out, "mrtasks.curate.batch")
+        check_output_file("--out", args.out, "mrtasks.curate.batch export", ours=_is_requests_file)
         trajectories = _trajectories(args)
         lines, done = pending_requests(trajectories, config)
         write_output_file("--out", args.out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines))

@@ -5,6 +5,7 @@ does not answer fails, and the trajectory is dropped as `llm_api_error`)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,29 @@ def test_an_empty_solution_needs_no_request(tmp_path):
     requests, answered = pending_requests([empty], config(tmp_path / "llm.sqlite"))
     assert requests == [] and answered == 1  # dropped before any request: nothing waits on the batch
     assert isinstance(LLMAnnotator(config(tmp_path / "llm.sqlite")).annotate([empty])[0], Drop)
+
+
+def test_with_refine_the_rewrites_are_exported_first_then_their_annotation(tmp_path):
+    cache = tmp_path / "llm.sqlite"
+    cfg = replace(config(cache), refine=True)
+    wordy = [replace(t, solution="Wait, let me think.\n" + t.solution) for t in trajectories()]
+
+    def answer_all(requests: list, n: int) -> None:
+        lines = [output_line(r, oracle_reply(r["body"])) for r in requests]
+        with ResponseCache(cache) as c:
+            import_answers(write_lines(tmp_path / f"r{n}.jsonl", requests), write_lines(tmp_path / f"o{n}.jsonl", lines), c)
+
+    rewrites, answered = pending_requests(wordy, cfg)
+    assert answered == 0 and [r["custom_id"].split("-")[0] for r in rewrites] == ["refine", "refine"]
+    answer_all(rewrites, 1)
+
+    annotations, answered = pending_requests(wordy, cfg)
+    assert answered == 0 and sorted(r["custom_id"].split("-")[0] for r in annotations) == ["formulas"] * 2 + ["steps"] * 2
+    assert all("Wait" not in r["body"]["messages"][-1]["content"] for r in annotations)  # the rewritten texts
+    answer_all(annotations, 2)
+
+    assert pending_requests(wordy, cfg) == ([], 2)
+    with LLMAnnotator(cfg) as annotator:
+        out = annotator.annotate(annotator.refine(wordy))
+        assert annotator.stats["requests"] == 0
+    assert [o.solution for o in out] == [t.solution for t in trajectories()]

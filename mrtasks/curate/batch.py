@@ -13,7 +13,8 @@ annotator benchmark) then runs from the cache and sends nothing that was answere
 Each request's `custom_id` is `KIND-KEY`, KEY the annotator's cache key (endpoint, model, messages,
 parameters, attempt), so an imported answer is checked as a live one would be. An answer the checks
 reject makes the annotator ask again with a note saying why: export once more to get those retries as
-the next batch. The refine pass is not exported (its answers change the texts that are annotated).
+the next batch. With `--refine` (the paper's rewrite pass, as the build's flag), the rewrites come first: the
+requests to annotate a rewritten solution are exported once its rewrite is imported.
 """
 
 from __future__ import annotations
@@ -57,19 +58,21 @@ class _Collector(LLMAnnotator):
 
 
 def pending_requests(trajectories: list[Trajectory], config: LLMConfig) -> tuple[list[dict[str, Any]], int]:
-    """The batch input lines of every request `LLMAnnotator(config).annotate(trajectories)` would send
-    that `config`'s cache does not answer (first attempts, and the retry of every cached answer the
-    checks reject), and how many trajectories are annotated from the cache alone."""
+    """The batch input lines of every request `LLMAnnotator(config)` would send to refine (with `config.refine`)
+    and annotate `trajectories` that `config`'s cache does not answer (first attempts, and the retry of every
+    cached answer the checks reject), and how many trajectories are annotated from the cache alone. With
+    `config.refine`, the requests to annotate a rewritten solution come once its rewrite is answered."""
     llm_logger = logging.getLogger(LLMAnnotator.__module__)
     level = llm_logger.level
     llm_logger.setLevel(logging.ERROR)  # every queued request is a "dropped" trajectory there
     try:
         with _Collector(replace(config, progress=False)) as collector:
-            results = collector.annotate(trajectories)
+            refined = collector.refine(trajectories)
+            results = collector.annotate([r for r in refined if not isinstance(r, Drop)])
     finally:
         llm_logger.setLevel(level)
-    done = sum(not isinstance(r, Drop) or r.reason != "llm_api_error" for r in results)
-    return list(collector.pending.values()), done
+    settled = [r for r in refined if isinstance(r, Drop)] + results  # a rewrite refused for good is settled too
+    return list(collector.pending.values()), sum(not isinstance(r, Drop) or r.reason != "llm_api_error" for r in settled)
 
 
 def import_answers(requests: Path, results: Path, cache: ResponseCache) -> tuple[int, Counter[str]]:
@@ -179,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="annotate the rows of this annotator fixture instead (repeatable; texts from --source, "
                          "else --corpora), for `annotator_bench --annotator llm`")
     ex.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA, help="corpora folder for --fixture texts")
+    ex.add_argument("--refine", action="store_true",
+                    help="as the build's --refine: the rewrite requests first, then the annotation of each rewrite")
     ex.add_argument("--min-formulas", type=int, default=7,
                     help="as the build's --min-formulas: fewer formulas found verbatim makes the annotator ask again")
     ex.add_argument("--out", required=True, help="the batch input file to write (JSON lines)")
@@ -195,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.source and not args.fixture:
             p.error("export needs --source or --fixture")
         try:
-            config = llm_config_from_args(args, min_formulas=args.min_formulas, progress=False)
+            config = llm_config_from_args(args, refine=args.refine, min_formulas=args.min_formulas, progress=False)
         except ValueError as e:
             p.error(str(e))
         check_output_file("--out", args.out, "mrtasks.curate.batch export", ours=_is_requests_file)

@@ -83,6 +83,10 @@ def test_formula_matching_of_the_benchmark():
     assert formula_matches(r"(x p x^{-1}) a=a(x p x^{-1})", r"\Longrightarrow & \left(x p x^{-1}\right) a=a\left(x p x^{-1}\right)")
     assert not formula_matches("x + 1", "x + 2") and not formula_matches("AM-GM", "Cauchy-Schwarz")
     assert step_boundaries("One. Two. Three.", ["One.", "Two.", "Three."]) == {5, 10}
+    # an llm step may respace the text (`check_steps` accepts it); its cut is where its start stands, blank lines skipped
+    solution = "So $x^2 + 1 = 5$.\n\nThen  $x = 2$,\nhence $y = 4$."
+    assert step_boundaries(solution, ["So $x^2+1=5$.", "Then $x=2$, hence", "hence $y=4$."]) == {19, 34}
+    assert step_boundaries(solution, ["So", "   ", "Never written."]) == set()
 
 
 def test_the_masked_final_answer_matches_the_gold_line_that_boxes_it():

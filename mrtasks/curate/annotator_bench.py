@@ -105,14 +105,19 @@ def _first_nonspace(text: str, pos: int) -> int:
 
 
 def step_boundaries(solution: str, steps: list[str]) -> set[int]:
-    """Cut positions (first non-space character of every step after the first) of verbatim steps."""
+    """Cut positions (first non-space character of every step after the first) of steps that start verbatim, up to
+    whitespace (an `llm` step may respace the text: `check_steps` accepts it); a step whose start is not found
+    makes no cut."""
+    where = [i for i, ch in enumerate(solution) if not ch.isspace()]  # compact index -> solution index
+    compact_solution = "".join(solution[i] for i in where)
     cuts, pos = set(), 0
     for k, step in enumerate(steps):
-        j = solution.find(step.strip()[:40], pos)
+        needle = "".join(step.split())[:40]
+        j = compact_solution.find(needle, pos) if needle else -1
         if j < 0:
             continue
         if k:
-            cuts.add(_first_nonspace(solution, j))
+            cuts.add(where[j])
         pos = j + 1
     return cuts
 

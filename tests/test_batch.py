@@ -105,14 +105,19 @@ def test_import_counts_every_line_it_cannot_use(tmp_path):
     requests, _ = pending_requests(trajectories(), config(tmp_path / "x.sqlite"))
     a, b, c, d = requests
     error = {"custom_id": b["custom_id"], "response": None, "error": {"code": "server_error", "message": "boom"}}
-    lines = ["{not json", {"custom_id": "formulas-" + "0" * 64, "response": {}},
+    lines = ["{not json", "[1, 2]", {"custom_id": ["not", "a", "string"]}, {"custom_id": "formulas-" + "0" * 64},
              error, output_line(c, "late", status=500), output_line(d, None), output_line(a, "{}")]
+    out = write_lines(tmp_path / "o.jsonl", lines)
+    out.write_bytes(out.read_bytes() + b'{"custom_id": "\xff"}\n')  # not UTF-8: skipped, never decoded with a guess
     with ResponseCache(tmp_path / "llm.sqlite") as cache:
-        stored, skipped = import_answers(write_lines(tmp_path / "r.jsonl", requests),
-                                         write_lines(tmp_path / "o.jsonl", lines), cache)
+        stored, skipped = import_answers(write_lines(tmp_path / "r.jsonl", requests), out, cache)
         assert len(cache) == 1
     assert stored == 1
-    assert skipped == {"bad_line": 1, "unknown_custom_id": 1, "error": 2, "no_content": 1}
+    assert skipped == {"bad_line": 4, "unknown_custom_id": 1, "error": 2, "no_content": 1}
+
+    with pytest.raises(ValueError, match="r2.jsonl:2: not a batch request line"):
+        import_answers(write_lines(tmp_path / "r2.jsonl", [requests[0], {"custom_id": 7, "body": {}}]), out,
+                       ResponseCache(None))
 
 
 def test_the_command_line_round_trip(tmp_path, capsys):

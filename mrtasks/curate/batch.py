@@ -31,6 +31,7 @@ from typing import Any
 from mrtasks.curate.base import Drop
 from mrtasks.curate.cache import ResponseCache
 from mrtasks.curate.llm import LLMAnnotator, LLMConfig, _CallFailed
+from mrtasks.jsonl import BadLine, iter_jsonl
 from mrtasks.trajectory import Trajectory
 
 logger = logging.getLogger(__name__)
@@ -77,35 +78,24 @@ def pending_requests(trajectories: list[Trajectory], config: LLMConfig) -> tuple
 
 def import_answers(requests: Path, results: Path, cache: ResponseCache) -> tuple[int, Counter[str]]:
     """Store each answer of a batch output file whose `custom_id` names a request of `requests`; return
-    how many were stored and the skipped lines by reason (`bad_line`, `unknown_custom_id`, `error`,
-    `no_content`). A requests file that is not a batch input file is a ValueError."""
+    how many were stored and the skipped lines by reason (`bad_line`: not a JSON object in UTF-8, or no
+    `custom_id`; `unknown_custom_id`, `error`, `no_content`). A requests file that is not a batch input
+    file is a ValueError naming its line."""
     wanted: dict[str, dict[str, Any]] = {}
-    for n, line in enumerate(requests.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line)
-            wanted[req["custom_id"]] = req["body"]
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{requests}:{n}: not a batch request line (custom_id and body)") from None
+    for n, req in iter_jsonl(requests, errors="yield"):
+        if isinstance(req, BadLine) or not isinstance(req.get("custom_id"), str) or not isinstance(req.get("body"), dict):
+            raise ValueError(f"{requests}:{n}: not a batch request line (custom_id and body)")
+        wanted[req["custom_id"]] = req["body"]
     stored, skipped = 0, Counter[str]()
-    with open(results, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                out = json.loads(line)
-                custom_id = out["custom_id"]
-            except (ValueError, KeyError, TypeError):
-                skipped["bad_line"] += 1
-                continue
-            if custom_id not in wanted:
-                skipped["unknown_custom_id"] += 1
-                continue
-            content = _answer(out)
-            if content is None:
-                skipped["error" if out.get("error") or _status(out) != 200 else "no_content"] += 1
-                continue
+    for _, out in iter_jsonl(results, errors="yield"):
+        custom_id = None if isinstance(out, BadLine) else out.get("custom_id")
+        if not isinstance(out, dict) or not isinstance(custom_id, str):
+            skipped["bad_line"] += 1
+        elif custom_id not in wanted:
+            skipped["unknown_custom_id"] += 1
+        elif (content := _answer(out)) is None:
+            skipped["error" if out.get("error") or _status(out) != 200 else "no_content"] += 1
+        else:
             kind, _, key = custom_id.rpartition("-")
             cache.put(key, content, model=str(wanted[custom_id].get("model", "")), kind=kind)
             stored += 1
@@ -226,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     body = export if args.command == "export" else import_
-    return run_command(body, {OutputError: 4, CacheError: 2, SourceError: 2, ValueError: 2})
+    return run_command(body, {OutputError: 4, CacheError: 2, SourceError: 2, ValueError: 2, OSError: 2})
 
 
 if __name__ == "__main__":

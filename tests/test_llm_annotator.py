@@ -641,6 +641,20 @@ def test_any_answer_is_parsed_or_rejected_never_crashes(answer):
             pass
 
 
+@settings(max_examples=200, deadline=None)
+@given(cuts=st.lists(st.tuples(st.integers(0, 400), st.integers(1, 80)), max_size=12), problem=st.text(max_size=60))
+def test_any_span_of_the_text_listed_is_kept_or_vetoed_never_crashes(cuts, problem):
+    # Every listed item that occurs in the text reaches the vetoes (lone answer, bookkeeping roles, copied givens).
+    solution = BOOKKEEPING_SOLUTION + "\n\n" + SOLUTION
+    items = [solution[a : a + n] for a, n in cuts if solution[a : a + n].strip()]
+    ann = LLMAnnotator(LLMConfig(model="m", progress=False, min_formulas=1))
+    try:
+        out = ann._parse_formulas(formulas_reply(items), replace(traj(solution=solution), problem=problem))
+    except Rejected:
+        return
+    assert all(solution[f.start : f.end] == f.text for f in out)
+
+
 # --- the benchmark, small ----------------------------------------------------------------------
 
 

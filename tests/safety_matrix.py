@@ -668,6 +668,48 @@ case(LB, "a small run", lambda c: ["--latency", "0.01", "--trajectories", "4", "
 case(LB, "Ctrl-C while calling", ["--latency", "0.2", "--trajectories", "32", "--concurrency", "1"], 130, INTERRUPTED,
      interrupt=after(4))
 
+# --- mrtasks.curate.batch ------------------------------------------------------------------------------------
+
+BT = "mrtasks.curate.batch"
+DEAD = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"]
+
+
+def _requests(ctx: Ctx) -> Path:
+    """A batch input file as `export` writes it (two requests)."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "max_tokens": 8}
+    return jsonl(ctx.dir / "requests.jsonl", [{"custom_id": f"formulas-{i}", "method": "POST", "url": "/v1/chat/completions",
+                                                "body": body} for i in ("a" * 64, "b" * 64)])
+
+
+case(BT, "export without a source", lambda c: ["export", *DEAD, "--out", str(c.dir / "work" / "r.jsonl")], 2,
+     r"--source or --fixture")
+case(BT, "export without --model", lambda c: ["export", "--source", "sample", "--out", str(c.dir / "work" / "r.jsonl")],
+     2, r"--model")
+case(BT, "export --out a folder", lambda c: ["export", "--source", "sample", *DEAD, "--out", str(c.dir)], 4, r"--out")
+case(BT, "export --out a file of the user's", lambda c: ["export", "--source", "sample", *DEAD, "--out",
+                                                         file_in(c, "notes.txt", "my notes\n")], 4, r"not written by")
+case(BT, "export --source a missing file", lambda c: ["export", "--source", str(c.dir / "nope.jsonl"), *DEAD, "--out",
+                                                      str(c.dir / "work" / "r.jsonl")], 2, r"nope")
+case(BT, "export --source an unknown option", lambda c: ["export", "--source", "sample:limt=5", *DEAD, "--out",
+                                                         str(c.dir / "work" / "r.jsonl")], 2, r"limt")
+case(BT, "export the sample", lambda c: ["export", "--source", "sample", *DEAD, "--cache", str(c.dir / "work" / "c.sqlite"),
+                                         "--out", str(c.dir / "work" / "r.jsonl")], 0,
+     check=lambda c: None if (c.dir / "work" / "r.jsonl").read_text().count('"custom_id"') >= 2 else "no requests")
+case(BT, "import a missing results file", lambda c: ["import", str(_requests(c)), str(c.dir / "nope.jsonl"),
+                                                     "--cache", str(c.dir / "work" / "c.sqlite")], 2, r"nope")
+case(BT, "import a binary requests file", lambda c: ["import", file_in(c, "r.jsonl", BINARY),
+                                                     file_in(c, "o.jsonl", "{}\n"), "--cache",
+                                                     str(c.dir / "work" / "c.sqlite")], 2, r"not a batch request line")
+case(BT, "import results that answer nothing", lambda c: ["import", str(_requests(c)),
+                                                          file_in(c, "o.jsonl", BINARY + b"\n{\"custom_id\": \"x\"}\n"),
+                                                          "--cache", str(c.dir / "work" / "c.sqlite")], 2,
+     r"no line .* answers")
+case(BT, "import --cache a file that is not sqlite", lambda c: [
+    "import", str(_requests(c)),
+    file_in(c, "o.jsonl", json.dumps({"custom_id": "formulas-" + "a" * 64, "error": None, "response": {
+        "status_code": 200, "body": {"choices": [{"message": {"content": "{}"}}]}}}) + "\n"),
+    "--cache", file_in(c, "c.sqlite", "not a database\n")], 2, r"sqlite|cache")
+
 # --- eval.run -------------------------------------------------------------------------------------------------
 
 E = "eval.run"
@@ -1044,6 +1086,7 @@ QUICK = {
     "mrtasks.curate.annotator_bench: run from another folder", "mrtasks.curate.annotator_bench: --fixture truncated",
     "mrtasks.curate.bench: --corpora missing", "mrtasks.curate.bench: --source a binary file",
     "mrtasks.curate.llm_bench: --json in a missing folder", "mrtasks.curate.llm_bench: --trajectories 0",
+    "mrtasks.curate.batch: export --out a file of the user's", "mrtasks.curate.batch: import results that answer nothing",
     "eval.run: --n 0", "eval.compare: a binary summary", "eval.compare: a JSON file that is not a summary",
     "training.run: no --recipe", "training.run: --stage 2 before Stage I",
     "training.tiny_model: OUT a folder of the user's files", "mrtasks.demo: a folder that is not a build",

@@ -140,6 +140,8 @@ def test_the_command_line_round_trip(tmp_path, capsys):
 
     stranger = write_lines(tmp_path / "stranger.jsonl", [{"custom_id": "steps-" + "1" * 64, "response": {}}])
     assert main(["import", str(req), str(stranger), "--cache", str(tmp_path / "llm.sqlite")]) == 2
+    assert main(["import", str(req), str(stranger), "--cache", str(tmp_path / "new.sqlite")]) == 2
+    assert not (tmp_path / "new.sqlite").exists()  # a failed import leaves nothing behind
     with pytest.raises(SystemExit) as e:
         main(["export", *common, "--out", str(tmp_path / "none.jsonl")])
     assert e.value.code == 2

@@ -16,7 +16,8 @@ from tests.conftest import REPO_ROOT
 from tests.safety_matrix import CASES, QUICK, Fixtures, matrix_env, run_case
 
 COMMANDS = ("mrtasks.build", "mrtasks.rewards.audit", "mrtasks.rewards.bench", "mrtasks.rewards.accuracy",
-            "mrtasks.curate.annotator_bench", "mrtasks.curate.bench", "mrtasks.curate.llm_bench", "training.run",
+            "mrtasks.curate.annotator_bench", "mrtasks.curate.bench", "mrtasks.curate.llm_bench", "mrtasks.curate.batch",
+            "training.run",
             "eval.run", "eval.compare", "mrtasks.demo", "training.gpu_smoke", "training.tiny_model")
 
 

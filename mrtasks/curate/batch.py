@@ -76,29 +76,37 @@ def pending_requests(trajectories: list[Trajectory], config: LLMConfig) -> tuple
     return list(collector.pending.values()), sum(not isinstance(r, Drop) or r.reason != "llm_api_error" for r in settled)
 
 
-def import_answers(requests: Path, results: Path, cache: ResponseCache) -> tuple[int, Counter[str]]:
+def import_answers(requests: Path, results: Path, cache: ResponseCache | str | Path) -> tuple[int, Counter[str]]:
     """Store each answer of a batch output file whose `custom_id` names a request of `requests`; return
     how many were stored and the skipped lines by reason (`bad_line`: not a JSON object in UTF-8, or no
     `custom_id`; `unknown_custom_id`, `error`, `no_content`). A requests file that is not a batch input
-    file is a ValueError naming its line."""
+    file is a ValueError naming its line. A cache given as a path is opened at the first answer to store
+    (and closed at the end), so an import that stores nothing creates no file."""
     wanted: dict[str, dict[str, Any]] = {}
     for n, req in iter_jsonl(requests, errors="yield"):
         if isinstance(req, BadLine) or not isinstance(req.get("custom_id"), str) or not isinstance(req.get("body"), dict):
             raise ValueError(f"{requests}:{n}: not a batch request line (custom_id and body)")
         wanted[req["custom_id"]] = req["body"]
     stored, skipped = 0, Counter[str]()
-    for _, out in iter_jsonl(results, errors="yield"):
-        custom_id = None if isinstance(out, BadLine) else out.get("custom_id")
-        if not isinstance(out, dict) or not isinstance(custom_id, str):
-            skipped["bad_line"] += 1
-        elif custom_id not in wanted:
-            skipped["unknown_custom_id"] += 1
-        elif (content := _answer(out)) is None:
-            skipped["error" if out.get("error") or _status(out) != 200 else "no_content"] += 1
-        else:
-            kind, _, key = custom_id.rpartition("-")
-            cache.put(key, content, model=str(wanted[custom_id].get("model", "")), kind=kind)
-            stored += 1
+    opened: ResponseCache | None = None
+    try:
+        for _, out in iter_jsonl(results, errors="yield"):
+            custom_id = None if isinstance(out, BadLine) else out.get("custom_id")
+            if not isinstance(out, dict) or not isinstance(custom_id, str):
+                skipped["bad_line"] += 1
+            elif custom_id not in wanted:
+                skipped["unknown_custom_id"] += 1
+            elif (content := _answer(out)) is None:
+                skipped["error" if out.get("error") or _status(out) != 200 else "no_content"] += 1
+            else:
+                if not isinstance(cache, ResponseCache):
+                    cache = opened = ResponseCache(cache)
+                kind, _, key = custom_id.rpartition("-")
+                cache.put(key, content, model=str(wanted[custom_id].get("model", "")), kind=kind)
+                stored += 1
+    finally:
+        if opened is not None:
+            opened.close()
     return stored, skipped
 
 
@@ -206,8 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in (args.requests, args.results):
             if not path.is_file():
                 p.error(f"{path}: no such file")
-        with ResponseCache(args.cache or default_cache_path()) as cache:
-            stored, skipped = import_answers(args.requests, args.results, cache)
+        stored, skipped = import_answers(args.requests, args.results, args.cache or default_cache_path())
         why = ", ".join(f"{k} {n}" for k, n in sorted(skipped.items()))
         print(f"imported {stored} answers into {args.cache or default_cache_path()}" + (f"; skipped {why}" if why else ""))
         if not stored and skipped:

@@ -56,6 +56,7 @@ from mrtasks.curate.validate import (
     locate_formulas,
     validate_schema,
 )
+from mrtasks.mathcheck import last_boxed
 from mrtasks.prompts import (
     FORMULA_EXTRACTION_PROMPT,
     REFINE_PROMPT,
@@ -443,7 +444,8 @@ class LLMAnnotator(Annotator):
         """The model's formulas less what is no key formula: the final answer as a lone value (the tasks mask or
         edit it themselves) and, with `drop_bookkeeping`, what the heuristic never offers (bookkeeping where it
         stands, a given copied from the problem)."""
-        kept = [f for f in formulas if not restates_answer(f.text, t.solution)]
+        final = last_boxed(t.solution)  # once per trajectory, not per formula
+        kept = [f for f in formulas if not restates_answer(f.text, final)]
         self.stats["formulas_lone_answer"] += len(formulas) - len(kept)
         if not self.config.drop_bookkeeping:
             return kept

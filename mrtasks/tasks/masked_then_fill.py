@@ -125,11 +125,11 @@ def unlisted_answer(traj: Trajectory) -> list[Formula]:
 _BOXED_ALONE = re.compile(r"\\(?:boxed|fbox)\s*\{(.*)\}[\s.,;]*", re.DOTALL)
 
 
-def restates_answer(text: str, solution: str) -> bool:
-    """Is `text` the solution's final answer as a value (its last box's content, boxed or not), no relation? Such an
-    item is no key formula (labellers with the Appendix A prompts leave a lone value out), and the tasks handle the
-    answer without it: Masked-Then-Fill masks its boxes (`unlisted_answer`), Error Correction may edit it."""
-    final = last_boxed(solution)
+def restates_answer(text: str, final: str | None) -> bool:
+    """Is `text` the final answer `final` (a solution's last box's content, `last_boxed`) as a value, boxed or not, no
+    relation? Such an item is no key formula (labellers with the Appendix A prompts leave a lone value out), and the
+    tasks handle the answer without it: Masked-Then-Fill masks its boxes (`unlisted_answer`), Error Correction may
+    edit it."""
     if not final or RELATION.search(final):
         return False
     value = m.group(1) if (m := _BOXED_ALONE.fullmatch(text.strip())) else text

@@ -66,6 +66,48 @@ def test_unmaskable_spans_are_removed(math, reason):
     assert fixed is None and what[-1] == reason
 
 
+@pytest.mark.parametrize(
+    "math, kept",
+    [
+        ("A + B = 4 + 3 = \\boxed{7}", "A + B = 4 + 3"),  # an LLM lists the answer line whole
+        ("10a+b = 10(2)+1 = \\boxed{21}.", "10a+b = 10(2)+1"),
+        ("S \\equiv 3 \\cdot 4 \\equiv \\boxed{2}", "S \\equiv 3 \\cdot 4"),
+        ("\\frac{q}{p} = \\frac{1440}{10} = \\fbox{144}", "\\frac{q}{p} = \\frac{1440}{10}"),
+    ],
+)
+def test_a_chain_that_ends_in_the_answer_box_keeps_the_relation_before_it(math, kept):
+    solution = f"So ${math}$"
+    fixed, what = repair_span(solution, span(solution, math))
+    assert fixed is not None and fixed.text == kept and "box_tail_trimmed" in what
+    assert solution[fixed.start : fixed.end] == fixed.text
+
+
+@pytest.mark.parametrize(
+    "math",
+    [
+        "m + M = \\boxed{84}",  # nothing but a name before the box
+        "a=60, b=750, a+b=\\boxed{810}",  # a list of values, not a chain
+        "\\frac{12}{r} = 5, \\text{ so } r = \\boxed{2}",  # prose inside the math
+        "x &= 2 + 3 \\\\ &= \\boxed{5}",  # alignment rows
+        "S \\equiv \\boxed{42} \\pmod{1000}",  # the box does not close the formula
+        "a = \\boxed{1} + b = \\boxed{2}",  # a second box stays
+    ],
+)
+def test_a_box_that_is_not_a_chain_s_end_still_removes_the_formula(math):
+    solution = f"So ${math}$."
+    fixed, what = repair_span(solution, span(solution, math))
+    assert fixed is None and what[-1] == "removed_box_or_tag_inside"
+
+
+def test_a_trimmed_chain_is_masked_beside_the_answer_box_and_its_reference_earns_full_credit():
+    solution = "Here $a = 1$, $b = 2$, $c = 3$, $d = 4$, $e = 5$, $f = 6$, and $x = 3 + 4 = \\boxed{7}$."
+    maths = ["x = 3 + 4 = \\boxed{7}", "a = 1", "b = 2", "c = 3", "d = 4", "e = 5", "f = 6"]
+    row = make_masked_then_fill(repair_trajectory(trajectory(solution, maths)), seed=0)
+    assert row["masks"][-2:] == ["x = 3 + 4", "7"]  # the chain, then the box Masked-Then-Fill masks itself
+    assert "\\boxed{7}" not in row["masked_solution"]
+    assert reference_scores(MASKED_THEN_FILL, [row]) == [1.0]
+
+
 def test_reads_back_is_the_round_trip_through_the_answer_format():
     assert reads_back("x^2 + 1 = 0") and reads_back("\\{1, 2\\}") and reads_back("[0, 1)")
     assert not reads_back("a; b") and not reads_back("\\left\\{ x \\right") and not reads_back("x = \\boxed{1}")

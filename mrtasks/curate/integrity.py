@@ -8,6 +8,8 @@ Two steps of the build pipeline, for any annotator (heuristic or LLM):
    - a `\\boxed{...}` / `\\fbox{...}` wrapper around the whole span is stripped to its content
      (a box inside a boxed answer makes the reward read the inner box);
    - a trailing `\\tag{...}` / `\\label{...}` and trailing punctuation or whitespace are trimmed;
+   - a chain that ends in the boxed answer (`A + B = 4 + 3 = \\boxed{7}`, as an LLM annotator lists it) keeps the
+     relation before the box (`A + B = 4 + 3`); Masked-Then-Fill masks the box itself (`unlisted_answer`);
    - a span that still holds a box, a `\\tag`, a top-level `;` (the answer separator), unbalanced
      braces or `\\left`/`\\right`, a think tag or an end-of-turn token, or that does not read back
      as itself from `\\boxed{...}`, is not maskable and is removed from the trajectory's formulas.
@@ -35,6 +37,9 @@ REFERENCE_BELOW_FULL_SCORE = "reference_below_full_score"
 _WRAPPER = re.compile(r"^\\(?:boxed|fbox)\s*\{")
 _TRAILING_TAG = re.compile(r"\\(?:tag\*?|label)\s*\{[^{}]*\}\s*$")
 _TRAILING_PUNCT = ".,;:"
+_BOX_TAIL = re.compile(r"(?:=|\\(?:equiv|approx)(?![a-zA-Z]))\s*\\(?:boxed|fbox)\s*\{")
+"""The last relation of a chain, then the box that ends it: `... = \\boxed{`."""
+_CHAIN_RELATION = re.compile(r"\\(?:leq|geq|neq|le|ge|ne|lt|gt|equiv|approx)(?![a-zA-Z])|=|<|>")
 _FORBIDDEN = re.compile(r"\\(?:boxed|fbox|tag|label)(?![a-zA-Z])|</?think>|<\|im_end\|>|<\|endoftext\|>|<｜end▁of▁sentence｜>")
 
 
@@ -93,6 +98,28 @@ def has_top_level_separator(text: str, sep: str = ";") -> bool:
     return len(split_top_level(text, sep)) > 1
 
 
+def _box_tail(text: str) -> int | None:
+    """Where the chain before a closing box ends (`A + B = 4 + 3 = \\boxed{7}.` -> after `4 + 3`), or None: the box
+    must close the text, and what stays must be a relation of plain math (no `\\text` aside, alignment mark, line
+    break or list before the box) that holds no other box."""
+    from mrtasks.mathcheck import split_top_level
+
+    tails = list(_BOX_TAIL.finditer(text))
+    if not tails:
+        return None
+    tail = tails[-1]
+    close = _closing(text, tail.end() - 1)
+    head = text[: tail.start()].rstrip()
+    if close < 0 or text[close + 1 :].strip(" \t\n.,;") or _FORBIDDEN.search(head):
+        return None
+    last = _CHAIN_RELATION.split(head)[-1]
+    if not _CHAIN_RELATION.search(head) or not last.strip() or any(m in head for m in ("&", "\\\\", "\\text")):
+        return None
+    if len(split_top_level(last, ",")) > 1:  # `a=60, b=750, a+b=\\boxed{..}`: a list, not a chain
+        return None
+    return len(head)
+
+
 def repair_span(solution: str, formula: Formula) -> tuple[Formula | None, list[str]]:
     """The formula narrowed to a maskable span, or None when it cannot be masked; plus what was done.
 
@@ -117,6 +144,11 @@ def repair_span(solution: str, formula: Formula) -> tuple[Formula | None, list[s
             end = start + tag.start()
             done.append("tag_stripped")
             continue
+        if "\\boxed" in text or "\\fbox" in text:
+            if (cut := _box_tail(text)) is not None:
+                end = start + cut
+                done.append("box_tail_trimmed")
+                continue
         if text and text[-1] in _TRAILING_PUNCT and not text.endswith("\\;") and not text.endswith("\\:") and len(text) > 1:
             end -= 1
             done.append("punctuation_trimmed")

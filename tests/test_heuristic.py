@@ -793,6 +793,26 @@ def test_the_lexicon_knows_the_standard_named_results_with_aliases():
     assert found == ["Zsigmondy", "LTE", "Hall's marriage theorem"]
 
 
+def test_the_lexicon_knows_olympiad_and_undergraduate_results_beyond_the_first_round_and_folds_accents():
+    from mrtasks.mathcheck import canonical_theorem
+
+    same = [
+        ("Titu's lemma", "Engel form"), ("Stolz-Cesàro theorem", "Stolz-Cesaro"), ("Kőnig's theorem", "Konig's theorem"),
+        ("Erdős–Ko–Rado theorem", "EKR theorem"), ("trillium theorem", "incenter-excenter lemma"),
+        ("Pascal's rule", "Pascal's identity"), ("Banach-Steinhaus theorem", "uniform boundedness principle"),
+        ("Catalan's conjecture", "Mihailescu's theorem"), ("Schröder-Bernstein theorem", "Cantor-Bernstein theorem"),
+    ]
+    for a, b in same:
+        assert theorem_names_equal(a, b) is True, (a, b)
+    assert theorem_names_equal("Pascal's identity", "Pascal's theorem") is False  # Pascal's hexagon is another result
+    assert theorem_names_equal("Fermat's last theorem", "Fermat's little theorem") is False
+    assert canonical_theorem("FLT") == "Fermat's little theorem"  # the abbreviation keeps its meaning
+    assert canonical_theorem("Mihăilescu's theorem") == canonical_theorem("Mihailescu's theorem") is not None
+    found = [t for t, k, _ in candidates("By Pappus' theorem and then Kőnig's theorem, and Titu's lemma, we are done.")
+             if k == "theorem"]
+    assert found == ["Pappus' theorem", "Kőnig's theorem", "Titu's lemma"]
+
+
 # --- bookkeeping, round 3: kinds left by the second screen, one small case per rule ------------
 
 

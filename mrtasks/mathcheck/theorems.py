@@ -17,6 +17,7 @@ Policy:
 from __future__ import annotations
 
 import re
+import unicodedata
 
 THEOREM_ALIASES: dict[str, tuple[str, ...]] = {
     "AM-GM": ("AM-GM inequality", "AM-GM", "AM GM", "AMGM", "arithmetic-geometric mean inequality",
@@ -240,14 +241,119 @@ THEOREM_ALIASES: dict[str, tuple[str, ...]] = {
     "Schur's inequality": ("Schur's inequality", "Schur inequality"),
     "sum of an arithmetic series": ("sum of an arithmetic series", "arithmetic series formula", "sum of an arithmetic progression"),
     "sum of a geometric series": ("sum of a geometric series", "geometric series formula", "sum of a geometric progression"),
+    # Olympiad algebra, number theory and inequalities (round 2 of the lexicon)
+    "Titu's lemma": ("Titu's lemma", "Titu lemma", "Engel's form", "Engel form", "Sedrakyan's inequality",
+                     "Sedrakyan's lemma", "Cauchy-Schwarz in Engel form"),
+    "Maclaurin's inequality": ("Maclaurin's inequality", "Maclaurin's inequalities", "Maclaurin inequality"),
+    "Newton's inequalities": ("Newton's inequalities", "Newton's inequality", "Newton inequality"),
+    "Erdos-Mordell inequality": ("Erdős-Mordell inequality", "Erdos-Mordell inequality", "Erdős-Mordell theorem",
+                                 "Erdos-Mordell theorem"),
+    "Weitzenbock's inequality": ("Weitzenböck's inequality", "Weitzenbock's inequality", "Weitzenbock inequality"),
+    "isoperimetric inequality": ("isoperimetric inequality",),
+    "Pascal's identity": ("Pascal's identity", "Pascal's rule", "Pascal rule", "Pascal identity"),
+    "Lagrange's identity": ("Lagrange's identity", "Lagrange identity"),
+    "Brahmagupta-Fibonacci identity": ("Brahmagupta-Fibonacci identity", "Brahmagupta's identity", "Fibonacci's identity",
+                                       "Diophantus identity"),
+    "Sophie Germain identity": ("Sophie Germain identity", "Sophie Germain's identity", "Sophie-Germain identity"),
+    "Cassini's identity": ("Cassini's identity", "Cassini identity", "Cassini's formula"),
+    "Binet's formula": ("Binet's formula", "Binet formula", "Binet's Fibonacci formula"),
+    "Zeckendorf's theorem": ("Zeckendorf's theorem", "Zeckendorf theorem", "Zeckendorf representation"),
+    "Beatty's theorem": ("Beatty's theorem", "Beatty theorem", "Rayleigh's theorem", "Rayleigh-Beatty theorem"),
+    "Legendre's three-square theorem": ("Legendre's three-square theorem", "three-square theorem", "three squares theorem"),
+    "Fermat's last theorem": ("Fermat's last theorem", "Fermat's Last Theorem"),
+    "Mihailescu's theorem": ("Mihailescu's theorem", "Mihăilescu's theorem", "Catalan's conjecture", "Catalan's theorem"),
+    "prime number theorem": ("prime number theorem", "PNT"),
+    "Wedderburn's little theorem": ("Wedderburn's little theorem", "Wedderburn's theorem", "Wedderburn theorem"),
+    "complementary counting": ("complementary counting", "complement principle", "complementary principle",
+                               "complement rule"),
+    # Olympiad combinatorics and graph theory
+    "Erdos-Ginzburg-Ziv theorem": ("Erdős-Ginzburg-Ziv theorem", "Erdos-Ginzburg-Ziv theorem", "EGZ theorem"),
+    "van der Waerden's theorem": ("van der Waerden's theorem", "Van der Waerden's theorem", "van der Waerden theorem"),
+    "Erdos-Ko-Rado theorem": ("Erdős-Ko-Rado theorem", "Erdos-Ko-Rado theorem", "EKR theorem"),
+    "Sauer-Shelah lemma": ("Sauer-Shelah lemma", "Sauer's lemma", "Sauer-Shelah-Perles lemma"),
+    "LYM inequality": ("LYM inequality", "Lubell-Yamamoto-Meshalkin inequality"),
+    "Lindstrom-Gessel-Viennot lemma": ("Lindström-Gessel-Viennot lemma", "Lindstrom-Gessel-Viennot lemma", "LGV lemma"),
+    "Helly's theorem": ("Helly's theorem", "Helly theorem"),
+    "Sylvester-Gallai theorem": ("Sylvester-Gallai theorem", "Sylvester Gallai theorem"),
+    "Mantel's theorem": ("Mantel's theorem", "Mantel theorem"),
+    "Dirac's theorem": ("Dirac's theorem", "Dirac theorem"),
+    "Ore's theorem": ("Ore's theorem", "Ore theorem"),
+    "Konig's theorem": ("Kőnig's theorem", "König's theorem", "Konig's theorem"),
+    "Konig's lemma": ("Kőnig's lemma", "König's lemma", "Konig's lemma", "König's infinity lemma"),
+    "Menger's theorem": ("Menger's theorem", "Menger theorem"),
+    "Tutte's theorem": ("Tutte's theorem", "Tutte theorem"),
+    "Brooks' theorem": ("Brooks' theorem", "Brooks's theorem", "Brooks theorem"),
+    "Vizing's theorem": ("Vizing's theorem", "Vizing theorem"),
+    "Kuratowski's theorem": ("Kuratowski's theorem", "Kuratowski theorem"),
+    "four color theorem": ("four color theorem", "four colour theorem", "four-color theorem"),
+    "Cayley's formula": ("Cayley's formula", "Cayley formula", "Cayley's tree formula"),
+    "Kirchhoff's theorem": ("Kirchhoff's theorem", "Kirchhoff's matrix tree theorem", "matrix tree theorem",
+                            "matrix-tree theorem"),
+    # Olympiad geometry
+    "Pappus's theorem": ("Pappus's theorem", "Pappus' theorem", "Pappus theorem", "Pappus's hexagon theorem"),
+    "Casey's theorem": ("Casey's theorem", "Casey theorem"),
+    "Routh's theorem": ("Routh's theorem", "Routh theorem"),
+    "Feuerbach's theorem": ("Feuerbach's theorem", "Feuerbach theorem"),
+    "Brocard's theorem": ("Brocard's theorem", "Brocard theorem"),
+    "Reim's theorem": ("Reim's theorem", "Reim theorem"),
+    "Morley's theorem": ("Morley's theorem", "Morley's trisector theorem"),
+    "Steiner-Lehmus theorem": ("Steiner-Lehmus theorem", "Steiner Lehmus theorem"),
+    "Bretschneider's formula": ("Bretschneider's formula", "Bretschneider formula"),
+    "incenter-excenter lemma": ("incenter-excenter lemma", "incenter excenter lemma", "trillium theorem", "trident lemma"),
+    "intercept theorem": ("intercept theorem", "basic proportionality theorem", "side-splitter theorem",
+                          "side splitter theorem"),
+    "midline theorem": ("midline theorem", "midsegment theorem", "triangle midsegment theorem", "midpoint theorem"),
+    "perpendicular bisector theorem": ("perpendicular bisector theorem",),
+    "hypotenuse-leg theorem": ("hypotenuse-leg theorem", "hypotenuse-leg congruence", "hypotenuse-leg congruency theorem",
+                               "hypotenuse leg theorem"),
+    "Pythagorean identity": ("Pythagorean identity", "Pythagorean trigonometric identity"),
+    # Undergraduate analysis, topology and algebra
+    "Stolz-Cesaro theorem": ("Stolz-Cesàro theorem", "Stolz-Cesaro theorem", "Stolz-Cesàro", "Stolz-Cesaro",
+                             "Stolz theorem"),
+    "Cauchy condensation test": ("Cauchy condensation test", "Cauchy's condensation test", "condensation test"),
+    "Dirichlet's test": ("Dirichlet's test", "Dirichlet test"),
+    "Abel's test": ("Abel's test", "Abel test"),
+    "Riemann rearrangement theorem": ("Riemann rearrangement theorem", "Riemann series theorem", "Riemann's rearrangement theorem"),
+    "Heine-Cantor theorem": ("Heine-Cantor theorem", "Heine-Cantor", "Cantor's uniform continuity theorem"),
+    "Lebesgue number lemma": ("Lebesgue number lemma", "Lebesgue's number lemma", "Lebesgue covering lemma"),
+    "Dini's theorem": ("Dini's theorem", "Dini theorem"),
+    "Darboux's theorem": ("Darboux's theorem", "Darboux theorem"),
+    "Bessel's inequality": ("Bessel's inequality", "Bessel inequality"),
+    "Parseval's identity": ("Parseval's identity", "Parseval's theorem", "Parseval identity"),
+    "Riesz representation theorem": ("Riesz representation theorem", "Riesz's representation theorem"),
+    "Radon-Nikodym theorem": ("Radon-Nikodym theorem", "Radon-Nikodým theorem"),
+    "Hahn-Banach theorem": ("Hahn-Banach theorem", "Hahn-Banach"),
+    "uniform boundedness principle": ("uniform boundedness principle", "Banach-Steinhaus theorem"),
+    "closed graph theorem": ("closed graph theorem",),
+    "Brouwer fixed-point theorem": ("Brouwer fixed-point theorem", "Brouwer fixed point theorem", "Brouwer's fixed point theorem",
+                                    "Brouwer's fixed-point theorem"),
+    "Borsuk-Ulam theorem": ("Borsuk-Ulam theorem", "Borsuk-Ulam"),
+    "Jordan curve theorem": ("Jordan curve theorem",),
+    "pasting lemma": ("pasting lemma", "gluing lemma"),
+    "Cantor-Bernstein theorem": ("Cantor-Bernstein theorem", "Cantor-Schröder-Bernstein theorem",
+                                 "Cantor-Schroeder-Bernstein theorem", "Schröder-Bernstein theorem",
+                                 "Schroeder-Bernstein theorem", "Cantor-Bernstein-Schroeder theorem"),
+    "Cantor's diagonal argument": ("Cantor's diagonal argument", "diagonal argument", "Cantor's diagonalization",
+                                   "diagonalization argument"),
+    "Cantor's theorem": ("Cantor's theorem", "Cantor theorem"),
+    "Casorati-Weierstrass theorem": ("Casorati-Weierstrass theorem", "Casorati-Weierstrass"),
+    "Gershgorin circle theorem": ("Gershgorin circle theorem", "Gershgorin's theorem", "Gershgorin disc theorem"),
+    "Perron-Frobenius theorem": ("Perron-Frobenius theorem", "Perron-Frobenius"),
+    "Sturm's theorem": ("Sturm's theorem", "Sturm theorem"),
+    "Minkowski's theorem": ("Minkowski's theorem", "Minkowski's convex body theorem", "Minkowski convex body theorem"),
+    "Lagrange multipliers": ("Lagrange multipliers", "method of Lagrange multipliers", "Lagrange multiplier method"),
 }
 
 
 def _name_key(text: str) -> str:
-    t = text.lower().replace("\u2019", "'").replace("\u2013", "-").replace("ö", "o").replace("é", "e")
+    t = _ascii(text.lower().replace("\u2019", "'").replace("\u2013", "-"))  # `Erdős`, `Cesàro`, `Hölder` as ASCII
     t = re.sub(r"(?<=\w)'s?\b", "", t)
     t = re.sub(r"[^a-z0-9]+", " ", t).strip()
     return re.sub(r"^(?:by |using |from |apply(?:ing)? )?(?:the |a )?", "", t)  # "by the AM-GM inequality"
+
+
+def _ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode() if not text.isascii() else text
 
 
 _CANONICAL: dict[str, str] = {}

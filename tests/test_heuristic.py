@@ -811,6 +811,10 @@ def test_the_lexicon_knows_olympiad_and_undergraduate_results_beyond_the_first_r
     found = [t for t, k, _ in candidates("By Pappus' theorem and then Kőnig's theorem, and Titu's lemma, we are done.")
              if k == "theorem"]
     assert found == ["Pappus' theorem", "Kőnig's theorem", "Titu's lemma"]
+    # an alias inside a longer name written with an en dash is not a name of its own
+    found = [t for t, k, _ in candidates("By the Cauchy–Schwarz inequality, and then the Two Tangent Theorem, $x=1$.")
+             if k == "theorem"]
+    assert found == ["Two Tangent Theorem"]
 
 
 # --- bookkeeping, round 3: kinds left by the second screen, one small case per rule ------------

@@ -161,7 +161,7 @@ def _theorem_matches(text: str) -> list[tuple[int, int]]:
             body = re.escape(n) if upper else "(?i:" + re.escape(n) + ")"
             first = re.findall(r"[a-z0-9]+", n.lower())[0]
             needle = n if upper else n.lower()
-            _ALIASES_BY_WORD.setdefault(first, []).append((needle, upper, re.compile(r"(?<![\w-])" + body + r"(?![\w-])")))
+            _ALIASES_BY_WORD.setdefault(first, []).append((needle, upper, re.compile(r"(?<![\w\-–])" + body + r"(?![\w\-–])")))
     found: list[tuple[int, int]] = []
     lowered = text.lower()
     for word in sorted(set(_WORD.findall(lowered)) & _ALIASES_BY_WORD.keys()):

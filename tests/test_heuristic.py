@@ -806,6 +806,9 @@ def test_the_lexicon_knows_olympiad_and_undergraduate_results_beyond_the_first_r
         assert theorem_names_equal(a, b) is True, (a, b)
     assert theorem_names_equal("Pascal's identity", "Pascal's theorem") is False  # Pascal's hexagon is another result
     assert theorem_names_equal("Fermat's last theorem", "Fermat's little theorem") is False
+    assert theorem_names_equal("the Jacobi theorem", "Jacobi's theorem") is True  # outside the lexicon: by name
+    assert theorem_names_equal("Euler's theorem", "Jacobi's theorem") is False
+    assert theorem_names_equal("x = 1", "Jacobi's theorem") is None  # not a name: compared as a formula
     assert canonical_theorem("FLT") == "Fermat's little theorem"  # the abbreviation keeps its meaning
     assert canonical_theorem("Mihăilescu's theorem") == canonical_theorem("Mihailescu's theorem") is not None
     found = [t for t, k, _ in candidates("By Pappus' theorem and then Kőnig's theorem, and Titu's lemma, we are done.")

@@ -283,6 +283,15 @@ def test_theorem_name_masks_match_by_canonical_name():
     assert mask_fill([boxed("Pythagorean theorem", "Cauchy-Schwarz inequality")], masks=masks) == [0.5]
 
 
+def test_a_named_result_outside_the_lexicon_is_matched_by_name_never_by_similarity():
+    masks = [["Jacobi's theorem", "Pythagorean theorem"]]
+    assert mask_fill([boxed("the Jacobi theorem", "Pythagoras' theorem")], masks=masks) == [1.0]
+    # another person's theorem shares most letters ("...'s theorem") and earns nothing
+    assert mask_fill([boxed("Steiner's theorem", "Pythagorean theorem")], masks=masks) == [0.5]
+    assert mask_fill([boxed("Jacobi's identity", "Pythagorean theorem")], masks=masks) == [0.5]
+    assert mask_fill([boxed("Jacobi's theorem", "Steiner's theorem")], masks=masks) == [0.5]  # wrong for a lexicon name
+
+
 def test_every_reward_takes_trls_extra_arguments():
     """TRL (>= 0.20) also passes `trainer_state`, `log_extra` and `log_metric`: not columns."""
     from transformers import TrainerState

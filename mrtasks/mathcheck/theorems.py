@@ -376,12 +376,36 @@ def canonical_theorem(text: str) -> str | None:
 
 
 def theorem_names_equal(a: str, b: str) -> bool | None:
-    """Whether two theorem names name the same theorem (by canonical name, never by loose text
-    similarity); None when either is not a theorem name of the lexicon (then compare as formulas)."""
+    """Whether two theorem names name the same theorem, never by loose text similarity: by canonical name when both
+    are in the lexicon; else, when both are names of a result (`is_result_name`: `Jacobi's theorem`, `the Jacobi
+    theorem`, `Steiner's lemma`), by `theorem_key`, so `Jacobi theorem` is `Jacobi's theorem` and `Euler's theorem`
+    is not. None when either is no such name (then compare as formulas)."""
     ca, cb = canonical_theorem(a), canonical_theorem(b)
-    if ca is None or cb is None:
-        return None
-    return ca == cb
+    if ca is not None and cb is not None:
+        return ca == cb
+    if is_result_name(a) and is_result_name(b):
+        return theorem_key(_LEAD.sub("", a)) == theorem_key(_LEAD.sub("", b))
+    return None
+
+
+RESULT_WORDS = (
+    "theorem", "lemma", "lemmata", "inequality", "inequalities", "identity", "identities", "formula", "formulas",
+    "formulae", "criterion", "principle", "rule", "test", "postulate", "conjecture", "law",
+)
+"""The last word of a named result: `... theorem`, `... lemma`, `... inequality`, ... (and plurals)."""
+_RESULT = "|".join(sorted({w for r in RESULT_WORDS for w in (r, r + "s")}, key=len, reverse=True))
+_RESULT_NAME = re.compile(rf"[^\W\d_]+(?:(?:['’\-–.]+\s*|\s+)[^\W\d_]+){{0,7}}['’]?\s+(?:{_RESULT})", re.IGNORECASE)
+_LEAD = re.compile(r"^\s*(?:(?:by|using|from|applying|apply|via)\s+)?(?:the\s+)?", re.IGNORECASE)
+_TEXT_WRAPPER = re.compile(r"^\\(?:text|textbf|textit|mathrm|emph)\s*\{([^{}]*)\}$")
+
+
+def is_result_name(text: str) -> bool:
+    """Is text the name of a result, words only, ending in a result word (`RESULT_WORDS`): `Jacobi's theorem`, `the
+    Jacobi theorem`, `Sylvester–Gallai theorem`, `\\text{Steiner's lemma}`; not a formula, a number or a sentence."""
+    text = text.strip().rstrip(".")
+    if (m := _TEXT_WRAPPER.match(text)) is not None:
+        text = m.group(1).strip()
+    return len(text) <= 80 and bool(_RESULT_NAME.fullmatch(_LEAD.sub("", text)))
 
 
 def theorem_key(name: str) -> str:

@@ -23,7 +23,8 @@ default (`partial_credit="undecided"`) scores each position by this rule:
    or free letters, or a minus or negation added or dropped, or one side of the mask alone), or
    the fill is nearer another mask of the row than its own (that formula in the wrong slot); 1.0 for the mask
    read from the other end across symmetric relations (`B \\cong A`); else text similarity, 0
-   below `MIN_SIMILARITY`. Theorem names are matched through the checker's lexicon.
+   below `MIN_SIMILARITY`. Theorem names are matched through the checker's lexicon, and names of results outside it
+   (`Jacobi's theorem`) by their key (`theorem_names_equal`): never by similarity, so a wrong name earns nothing.
 
 `partial_credit="all"` keeps the paper's literal variant (similarity on every mismatch).
 """
@@ -80,7 +81,8 @@ def judge_formulas(pairs: list[tuple[str, str]]) -> list[bool | None]:
 
     The checker's `judge_batch` (EQUAL / DIFFERENT / UNDECIDED). Theorem names known to the
     checker's lexicon (`mrtasks.mathcheck.theorems`) are then decided by canonical name (`Pythagoras' theorem` is the
-    `Pythagorean theorem`; `AM-GM` is not `Cauchy-Schwarz`), once per distinct pair.
+    `Pythagorean theorem`; `AM-GM` is not `Cauchy-Schwarz`), other names of results by key (`the Jacobi theorem` is
+    `Jacobi's theorem`, `Euler's theorem` is not), once per distinct pair.
     """
     verdicts: list[bool | None] = [_THREE[v] for v in judge_batch(pairs, strip_lhs=False)]
     names: dict[tuple[str, str], bool | None] = {}  # a prompt's rollouts repeat (fill, mask) pairs

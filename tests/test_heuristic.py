@@ -814,10 +814,15 @@ def test_the_lexicon_knows_olympiad_and_undergraduate_results_beyond_the_first_r
     found = [t for t, k, _ in candidates("By Pappus' theorem and then Kőnig's theorem, and Titu's lemma, we are done.")
              if k == "theorem"]
     assert found == ["Pappus' theorem", "Kőnig's theorem", "Titu's lemma"]
-    # an alias inside a longer name written with an en dash is not a name of its own
+    # a name written with an en dash is found whole (as a result named after people), never its tail alone
     found = [t for t, k, _ in candidates("By the Cauchy–Schwarz inequality, and then the Two Tangent Theorem, $x=1$.")
              if k == "theorem"]
-    assert found == ["Two Tangent Theorem"]
+    assert found == ["Cauchy–Schwarz inequality", "Two Tangent Theorem"]
+    assert canonical_theorem(found[0]) == "Cauchy-Schwarz"
+    # a result named after people that the lexicon does not know is offered as a theorem name too
+    sol = "By Jacobi's two squares theorem and the Sylvester–Gallai theorem, and then Fermat's little theorem, $n=5$."
+    assert [t for t, k, _ in candidates(sol) if k == "theorem"] == [
+        "Jacobi's two squares theorem", "Sylvester–Gallai theorem", "Fermat's little theorem"]
 
 
 # --- bookkeeping, round 3: kinds left by the second screen, one small case per rule ------------

@@ -167,7 +167,7 @@ THEOREM_ALIASES: dict[str, tuple[str, ...]] = {
     "Cauchy-Davenport theorem": ("Cauchy-Davenport theorem", "Cauchy-Davenport"),
     # Combinatorics
     "Hall's marriage theorem": ("Hall's marriage theorem", "Hall's theorem", "Hall marriage theorem", "Hall's condition",
-                               "Hall's lemma"),
+                               "Hall's lemma", "Hall's marriage lemma"),
     "Dilworth's theorem": ("Dilworth's theorem", "Dilworth theorem"),
     "Erdos-Szekeres theorem": ("Erdős–Szekeres theorem", "Erdos-Szekeres theorem", "Erdős-Szekeres theorem", "Erdos-Szekeres"),
     "Ramsey's theorem": ("Ramsey's theorem", "Ramsey theorem"),
@@ -175,7 +175,8 @@ THEOREM_ALIASES: dict[str, tuple[str, ...]] = {
     "Sperner's lemma": ("Sperner's lemma", "Sperner's theorem"),
     "Burnside's lemma": ("Burnside's lemma", "Burnside lemma", "Cauchy-Frobenius lemma", "orbit-counting theorem"),
     "handshake lemma": ("handshake lemma", "handshaking lemma", "degree sum formula"),
-    "Euler's formula for planar graphs": ("Euler's formula for planar graphs", "Euler's polyhedron formula"),
+    "Euler's formula for planar graphs": ("Euler's formula for planar graphs", "Euler's polyhedron formula",
+                                          "Euler's polyhedron theorem", "Euler characteristic formula"),
     "double counting": ("double counting", "double-counting", "Double-count", "counting in two ways"),
     "extremal principle": ("extremal principle",),
     "infinite descent": ("infinite descent", "method of infinite descent", "Fermat's infinite descent"),

@@ -7,7 +7,8 @@ residue, never part of a mask); a relation split across adjacent spans is merged
 stays context (`split_math`: a mask would show the `$ $` break inside it); the content of
 a `\\boxed{}` is the candidate (`answers`). Plain-text arithmetic (`48/2 = 24`) and theorem names
 of the checker's lexicon (`mrtasks.mathcheck.theorems.THEOREM_ALIASES`; abbreviations such as
-`SAS` only in capitals) count too, except a reference to the induction hypothesis (context); never the inside of
+`SAS` only in capitals) count too, and so do results named after people that the lexicon lacks (`Jacobi's
+theorem`, `Sylvester–Gallai theorem`), except a reference to the induction hypothesis (context); never the inside of
 figures or code. Each candidate carries
 its junk reason (`junk`, or a bookkeeping role of `context`) and its role. Candidates never overlap.
 """
@@ -172,6 +173,24 @@ def _theorem_matches(text: str) -> list[tuple[int, int]]:
 
 
 _WORD = re.compile(r"[a-z0-9]+")
+_PERSON = r"[A-Z][a-z\u00df-\u017f]+(?:[-–][A-Z][a-z\u00df-\u017f]+)*"
+_NAMED_RESULT = re.compile(
+    rf"(?<![\w\-–])(?:{_PERSON}(?:['’]s|s['’]|['’])|{_PERSON}[-–]{_PERSON})\s+(?:[a-z]+\s+){{0,2}}?"
+    r"(?:theorem|lemma|inequality|identity|criterion|conjecture|postulate|principle)(?![\w\-–])"
+)
+"""A result named after people, outside the lexicon: `Jacobi's theorem`, `Steiner's lemma`, `Sylvester–Gallai theorem`."""
+
+
+def _named_results(text: str, lexicon: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans of results named after people (`_NAMED_RESULT`) that no lexicon name (`lexicon`, `_theorem_matches`)
+    overlaps, so a standard result outside the lexicon is still offered as a theorem name."""
+    if "theorem" not in text and "lemma" not in text and "inequalit" not in text and not _RESULT_HINT.search(text):
+        return []
+    known = Regions(sorted(lexicon))
+    return [(m.start(), m.end()) for m in _NAMED_RESULT.finditer(text) if not known.touches(m.start(), m.end())]
+
+
+_RESULT_HINT = re.compile(r"identity|criterion|conjecture|postulate|principle")
 HYPOTHESIS_NAMES = ("induction hypothesis",)
 """Lexicon names that point back at an assumption of the proof in progress (`by the induction hypothesis`), not at a
 result it rests on: context (`hypothesis_reference`). The method itself (`induction`) stays a candidate."""
@@ -248,7 +267,8 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
                 if _LHS_WORK.search(lhs):
                     extra.append(Candidate(a, b, "plain", False, junk_reason(text)))
     if config.theorem_names:
-        for ta, tb in _theorem_matches(solution):
+        lexicon = _theorem_matches(solution)
+        for ta, tb in lexicon + _named_results(solution, lexicon):
             if not covered.touches(ta, tb):
                 reason = "hypothesis_reference" if canonical_theorem(solution[ta:tb]) in HYPOTHESIS_NAMES else None
                 extra.append(Candidate(ta, tb, "theorem", False, reason))

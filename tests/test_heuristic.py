@@ -355,6 +355,18 @@ def test_layout_tags_and_credit_lines_stay_out_of_a_step_start_and_roman_items_s
     ]  # a LaTeX `~` space before math is no credit line
 
 
+def test_a_proof_heading_a_case_label_and_a_statement_are_never_a_step_of_their_own():
+    claim = "The claim gives the result at once.\n\nProof of the Claim.\n\nWe prove it by induction on $n$."
+    assert split_steps(claim) == ["The claim gives the result at once.", "Proof of the Claim.\n\nWe prove it by induction on $n$."]
+    lemma = "So the lemma finishes the proof.\n\n<Proof of Lemma 2>\n\n(1) Let $H$ be the component of $v$."
+    assert split_steps(lemma)[1:] == ["<Proof of Lemma 2>\n\n(1) Let $H$ be the component of $v$."]
+    for label in ("Case 1: $b=1$.", "Case 1) $X = H$.", "(Case 1) $a, b$ are both even.", "Case-1: $G \\neq e$."):
+        sol = f"Assume the claim for $n-1$.\n\n{label}\n\nThen $a_{{n+1}} = a_n + 1 \\geq n$, as we wanted."
+        assert split_steps(sol)[1:] == [f"{label}\n\nThen $a_{{n+1}} = a_n + 1 \\geq n$, as we wanted."], label
+    statement = "Lemma: Let $G$ be a group. If $|G|=2$, then $G \\cong Z_2$.\n\nProof: $G=\\{e, g\\}$ with $g^2=e$."
+    assert split_steps(statement)[0] == "Lemma: Let $G$ be a group. If $|G|=2$, then $G \\cong Z_2$."
+
+
 def test_a_sentence_is_the_smallest_step_even_a_chain_of_therefore_clauses():
     """Labellers following the Appendix A prompt cut between sentences, not at `, so` / `, therefore` inside one."""
     chain = (

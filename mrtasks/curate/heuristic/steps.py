@@ -17,13 +17,15 @@ as many as the text has):
   punctuation or with display math; the step before dangles (ends with `:`, `,`, `=`, "we get",
   "then", ...); the step before is a heading (`Case 2:`, `<Step 3> title`, `**Claim 1.**`,
   `\\textbf{Case 1: $b$ odd}`, `First proof.`, a case label with its hypothesis on a line of its own
-  `(Case 1) If $a$ and $b$ lie on one line`, `Lemma.`, `Proof.`: a heading starts its step
+  `(Case 1) If $a$ and $b$ lie on one line` or `Case 1) $X = H$.`, `Lemma.`, `Proof.`, `Proof of the Claim.`,
+  `<Proof of Lemma 2>`: a heading starts its step
   together with the sentence after it); it is a parenthetical sentence `(Note that ...)`; it
   names what the step before produced (`Call it $K$.`, `Let this point be $T$.`); it restates
   the step before (`that is, ...`, `in particular ...`); it only says that the proof or claim
   in progress is finished (`This completes the proof.`, `The claim follows.`, `Thus Claim 2 is
   proved.`: it closes a move, it is not one); or it is the `Then` of a statement heading's
-  hypothesis (`Lemma: Let ... . Then ...`: a statement is not cut in half). A conclusion
+  hypothesis, or its `If ..., then ...` (`Lemma: Let ... . Then ...`, `Lemma: Let $G$ be a group. If ...`: a statement
+  is not cut in half). A conclusion
   (`So $x = 18$ feet.`) is a step of its own, so it is never glued to the next claim (keeping it
   with the step before lowered step F1 on every fixture's tune rows: the hand labels cut before it).
 - Markdown lists: a numbered or bulleted item with work in it starts a step, a short plain item
@@ -207,8 +209,11 @@ _TITLED_LABEL = (
     r"(?:sub)?(?:case|part|step)\s*(?:\d{1,2}|[ivx]{1,4}|[a-z])(?:\.\d+)?\s*[.:)]\s+[^\n.?!]{1,100}"
     r"|step\s*\d{1,2}\s*:\s+[^\n.?!]{1,100}\."
 )
+# Whose proof follows: `Proof of the Claim.`, `Proof of statement (P)`, `Proof of Lemma 2:`.
+_PROOF_OF = r"proof\s+of\s+(?:the\s+)?[\w.]+(?:\s+[\w.]+)?\s*(?:\([^()\n]{1,10}\))?\s*[.:]?\W*"
 _HEADING = re.compile(
-    rf"\W*(?:<\s*{_HEADING_WORD}\s*\w*\s*>[^\n]{{0,160}}|{_HEADING_WORD}\s*(?:\(?[\w.]{{0,6}}\)?)\s*(?:\([^()]{{0,40}}\))?"
+    rf"\W*(?:<\s*{_HEADING_WORD}(?:\s*\w*|\s+of(?:\s+\w+){{1,2}})\s*>[^\n]{{0,160}}|{_PROOF_OF}"
+    rf"|{_HEADING_WORD}\s*(?:\(?[\w.]{{0,6}}\)?)\s*(?:\([^()]{{0,40}}\))?"
     rf"\s*[.:]?\W*|#{{1,6}}\s.{{0,80}}|\*\*[^*\n]{{1,80}}\*\*[.:]?|{_FONT_HEADING}|{_TITLED_LABEL}|{_ORDINAL_HEADING}"
     rf"|\\begin\{{proof\}}(?:\[[^\]\n]*\])?)",
     re.IGNORECASE,
@@ -216,14 +221,16 @@ _HEADING = re.compile(
 _HEADING_START = re.compile(
     rf"\W*(?:{_FONT_OPEN})?(?:{_HEADING_WORD}\s*\(?[\w.]{{0,6}}\)?\s*[.:]|<\s*{_HEADING_WORD}\b)", re.IGNORECASE
 )
-_CASE_HEAD = re.compile(r"\W*(?:sub)?case\s*\(?[\w.]{0,6}\)?\s*[.:]\W*", re.IGNORECASE)
+_CASE_HEAD = re.compile(r"\W*(?:sub)?case[\s-]*\(?[\w.]{0,6}(?:\)\s*[.:]?|\s*[.:])\W*", re.IGNORECASE)
+"""A case label: `Case 1.`, `Case 2:`, `Case 1)`, `(Case 4)`, `Case-2:`."""
 _CASE_HYPOTHESIS_MAX = 60
 # A statement heading whose statement may run over sentences: `Lemma: Let ... . Then ...`.
 _STATEMENT_HEAD = re.compile(
     r"\W*(?:lemma|claim|theorem|proposition|corollary)\s*\(?[\w.]{0,6}\)?\s*[.:]\W*(?:let|suppose|assume|if)\b",
     re.IGNORECASE,
 )
-_THEN = re.compile(r"then\b", re.IGNORECASE)
+_THEN = re.compile(r"(?:then|if)\b", re.IGNORECASE)
+"""How a statement's second sentence opens (`Lemma: Let $G$ be a group. If $|G|=2$, then ...`)."""
 _LIST_ITEM = re.compile(r"(?:#{1,6}\s*)?(?:\*\*)?(?:step\s*\d+|\d{1,2}[.)]|[-*]\s)(?=[\s:*])", re.IGNORECASE)
 _CONDITIONAL = frozenset({"when", "if", "for", "from", "case", "in", "on"})
 # A sentence that only names what the step before produced: `Call it $K$.`, `Let this point be $T$.`
@@ -391,10 +398,10 @@ def _is_heading(text: str) -> bool:
 
 
 def _case_hypothesis(solution: str, prev: Segment, a: int) -> bool:
-    """The step before is a case heading with its short hypothesis (`Case 1. $S$ is not on $BM$.`),
-    and the next sentence is in the same paragraph: the hypothesis alone is not a move."""
+    """The step before is a case heading with its short hypothesis (`Case 1. $S$ is not on $BM$.`, `Case 1) $X = H$.`),
+    on its line or in its paragraph: the hypothesis alone is not a move, the case's argument goes with it."""
     m = _CASE_HEAD.match(solution, *prev)
-    if not m or "\n\n" in solution[prev[1] : a]:
+    if not m:
         return False
     rest = solution[m.end() : prev[1]]
     return len(rest) <= _CASE_HYPOTHESIS_MAX and rest.count(". ") == 0

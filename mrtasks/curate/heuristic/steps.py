@@ -454,8 +454,8 @@ def _joins(solution: str, prev: Segment, unit: Segment, min_chars: int) -> bool:
     if _short_bullet(solution, unit):
         return True  # `- 51 ÷ 3 = 17.` under `First, we factorize 51:`: a point of the list's statement
     item = _LIST_ITEM.match(text)
-    if item and _is_heading(text) and solution.startswith("\n\n", b):
-        return heading  # `Step 1: $f$ is injective.` on a line of its own: a heading, not a plan item
+    if item and _is_heading(text) and (solution.startswith("\n\n", b) or not _LIST_ITEM.match(solution[b:].lstrip())):
+        return heading  # `Step 1: $f$ is injective.` on a line of its own, its work after it: a heading, not a plan item
     if item:
         line_start = solution.rfind("\n", 0, a) + 1
         if a - line_start >= 2:

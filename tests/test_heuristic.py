@@ -365,6 +365,8 @@ def test_a_proof_heading_a_case_label_and_a_statement_are_never_a_step_of_their_
         assert split_steps(sol)[1:] == [f"{label}\n\nThen $a_{{n+1}} = a_n + 1 \\geq n$, as we wanted."], label
     titled = "Assume the contrary.\n\nStep 1: Black and white colouring.\nBefore the moves start, paint every cell white."
     assert split_steps(titled)[1:] == ["Step 1: Black and white colouring.\nBefore the moves start, paint every cell white."]
+    wrapped = "This is a well-known shortlist problem, so we omit the\n proof here.\n\n Consider an inversion at $I$."
+    assert split_steps(wrapped)[0] == "This is a well-known shortlist problem, so we omit the\n proof here."  # prose, no heading
     statement = "Lemma: Let $G$ be a group. If $|G|=2$, then $G \\cong Z_2$.\n\nProof: $G=\\{e, g\\}$ with $g^2=e$."
     assert split_steps(statement)[0] == "Lemma: Let $G$ be a group. If $|G|=2$, then $G \\cong Z_2$."
 

@@ -393,8 +393,13 @@ def _results(text: str) -> set[str]:
     return set(re.findall(r"=\s*\$?(-?\d+(?:\.\d+)?)", text))
 
 
+_PROSE_START = re.compile(r"[a-z]+\b(?![ \t]*\(?[\dIVXivx]+\b)")
+"""A word in lower case with no label after it: `fact.` or `proof here.` on the next line of a hard-wrapped
+sentence is prose, not a heading (`step 6:` with its number still is one)."""
+
+
 def _is_heading(text: str) -> bool:
-    return bool(_HEADING.fullmatch(text))
+    return bool(_HEADING.fullmatch(text)) and not _PROSE_START.match(text)
 
 
 def _case_hypothesis(solution: str, prev: Segment, a: int) -> bool:

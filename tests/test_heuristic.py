@@ -367,6 +367,10 @@ def test_a_proof_heading_a_case_label_and_a_statement_are_never_a_step_of_their_
     assert split_steps(titled)[1:] == ["Step 1: Black and white colouring.\nBefore the moves start, paint every cell white."]
     wrapped = "This is a well-known shortlist problem, so we omit the\n proof here.\n\n Consider an inversion at $I$."
     assert split_steps(wrapped)[0] == "This is a well-known shortlist problem, so we omit the\n proof here."  # prose, no heading
+    scraped = "So $\\|u\\| \\leq \\|u+a v\\|$.\n\nStep 4\n\n4 of 4\n\nDivide both sides by $t$, getting $2|(u, v)|^2 \\leq t$."
+    assert split_steps(scraped)[1:] == ["Step 4\n\n4 of 4\n\nDivide both sides by $t$, getting $2|(u, v)|^2 \\leq t$."]
+    method = "Two methods work.\n\nMethod \\#1: Comparing coefficients\n\nExpanding gives $a = 2$ and $b = 3$."
+    assert split_steps(method)[1:] == ["Method \\#1: Comparing coefficients\n\nExpanding gives $a = 2$ and $b = 3$."]
     statement = "Lemma: Let $G$ be a group. If $|G|=2$, then $G \\cong Z_2$.\n\nProof: $G=\\{e, g\\}$ with $g^2=e$."
     assert split_steps(statement)[0] == "Lemma: Let $G$ be a group. If $|G|=2$, then $G \\cong Z_2$."
 

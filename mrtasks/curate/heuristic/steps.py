@@ -161,12 +161,12 @@ _MOVE_ITEM_CHARS = 150
 _OPENS_LIST = re.compile(r"\\begin\{(?:itemize|enumerate|description)\}(?:\[[^\]\n]*\])?\s*$")
 _NO_MOVE = re.compile(
     r"^(?:<img_\d+>|\(?(?:see\s+)?(?:figure|fig\.?)\s*\d+(?:\.\d+)?[a-z]?\)?[.:]?|\[asy\].*\[/asy\]|!\[[^\]]*\]\([^)]*\)"
-    r"|~[A-Za-z][^\n$\\=]{0,80})$",
+    r"|~[A-Za-z][^\n$\\=]{0,80}|\d{1,2}\s+of\s+\d{1,2})$",
     re.IGNORECASE | re.DOTALL,
 )
-"""A unit with no move in it: a figure (`<img_1>`, `Figure 2`, an image link) or an author's credit line
+"""A unit with no move in it: a figure (`<img_1>`, `Figure 2`, an image link), an author's credit line
 (`~MRENTHUSIASM (credit given to AoPS)`: a `~` and a name, no math; a line that opens with a LaTeX `~` space and
-goes on with math is a step)."""
+goes on with math is a step) or a page counter of a scraped solution (`Step 4` / `4 of 4`)."""
 _DANGLING_WORDS = frozenset(
     "then that so and or thus hence therefore get gets obtain give gives yield yields have has where is are by of to as "
     "with become becomes equal equals because since namely i.e. follows following".split()
@@ -206,7 +206,8 @@ _FONT_HEADING = rf"{_FONT_OPEN}(?:[^{{}}\n]|\{{[^{{}}\n]*\}}){{1,80}}\}}[.:]?"
 # `(Case 1) If $a$ and $b$ lie on one line`, `Case 2: $n$ even`; or a numbered step that states
 # its claim, `Step 1: $f$ is injective.`
 _TITLED_LABEL = (
-    r"(?:sub)?(?:case|part|step)\s*(?:\d{1,2}|[ivx]{1,4}|[a-z])(?:\.\d+)?\s*[.:)]\s+[^\n.?!]{1,100}"
+    r"(?:sub)?(?:case|part|step|method|solution|approach)\s*(?:\\?#\s*)?(?:\d{1,2}|[ivx]{1,4}|[a-z])(?:\.\d+)?\s*[.:)]"
+    r"\s+[^\n.?!]{1,100}"
     r"|step\s*\d{1,2}\s*:\s+[^\n.?!]{1,100}\."
 )
 # Whose proof follows: `Proof of the Claim.`, `Proof of statement (P)`, `Proof of Lemma 2:`.

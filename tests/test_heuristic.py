@@ -828,6 +828,7 @@ def test_the_lexicon_knows_olympiad_and_undergraduate_results_beyond_the_first_r
     assert theorem_names_equal("Fermat's last theorem", "Fermat's little theorem") is False
     assert theorem_names_equal("the Jacobi theorem", "Jacobi's theorem") is True  # outside the lexicon: by name
     assert theorem_names_equal("Euler's theorem", "Jacobi's theorem") is False
+    assert theorem_names_equal("Erdős's lemma", "by the Erdos lemma") is True  # accents folded in the key too
     assert theorem_names_equal("x = 1", "Jacobi's theorem") is None  # not a name: compared as a formula
     assert canonical_theorem("FLT") == "Fermat's little theorem"  # the abbreviation keeps its meaning
     assert canonical_theorem("Mihăilescu's theorem") == canonical_theorem("Mihailescu's theorem") is not None

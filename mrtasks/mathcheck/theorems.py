@@ -357,11 +357,16 @@ def _name_key(text: str) -> str:
     t = _ascii(text.lower().replace("\u2019", "'").replace("\u2013", "-"))  # `Erdős`, `Cesàro`, `Hölder` as ASCII
     t = re.sub(r"(?<=\w)'s?\b", "", t)
     t = re.sub(r"[^a-z0-9]+", " ", t).strip()
-    return re.sub(r"^(?:by |using |from |apply(?:ing)? )?(?:the |a )?", "", t)  # "by the AM-GM inequality"
+    return _LEAD.sub("", t)  # "by the AM-GM inequality"
 
 
 def _ascii(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode() if not text.isascii() else text
+
+
+_LEAD = re.compile(r"^\s*(?:(?:by|using|from|applying|apply|via)\s+)?(?:the\s+|a\s+)?", re.IGNORECASE)
+"""Words a name is often written after: `by the AM-GM inequality`, `using the Jacobi theorem`."""
+_TEXT_COMMAND = re.compile(r"\\(?:text|textbf|textit|mathrm|emph)\s*\{([^{}]*)\}")
 
 
 _CANONICAL: dict[str, str] = {}
@@ -396,15 +401,13 @@ RESULT_WORDS = (
 """The last word of a named result: `... theorem`, `... lemma`, `... inequality`, ... (and plurals)."""
 _RESULT = "|".join(sorted({w for r in RESULT_WORDS for w in (r, r + "s")}, key=len, reverse=True))
 _RESULT_NAME = re.compile(rf"[^\W\d_]+(?:(?:['’\-–.]+\s*|\s+)[^\W\d_]+){{0,7}}['’]?\s+(?:{_RESULT})", re.IGNORECASE)
-_LEAD = re.compile(r"^\s*(?:(?:by|using|from|applying|apply|via)\s+)?(?:the\s+)?", re.IGNORECASE)
-_TEXT_WRAPPER = re.compile(r"^\\(?:text|textbf|textit|mathrm|emph)\s*\{([^{}]*)\}$")
 
 
 def is_result_name(text: str) -> bool:
     """Is text the name of a result, words only, ending in a result word (`RESULT_WORDS`): `Jacobi's theorem`, `the
     Jacobi theorem`, `Sylvester–Gallai theorem`, `\\text{Steiner's lemma}`; not a formula, a number or a sentence."""
     text = text.strip().rstrip(".")
-    if (m := _TEXT_WRAPPER.match(text)) is not None:
+    if (m := _TEXT_COMMAND.fullmatch(text)) is not None:
         text = m.group(1).strip()
     return len(text) <= 80 and bool(_RESULT_NAME.fullmatch(_LEAD.sub("", text)))
 
@@ -415,7 +418,7 @@ def theorem_key(name: str) -> str:
     `Rolle's theorem`, `Rolle theorem` and `the Rolle's Theorem` share a key; `Cauchy-Schwarz`
     and `Cauchy–Schwarz` too.
     """
-    text = re.sub(r"\\(?:text|textbf|textit|mathrm|emph)\s*\{([^{}]*)\}", r"\1", name).lower()
+    text = _ascii(_TEXT_COMMAND.sub(r"\1", name).lower())  # `Kőnig` is `Konig`
     text = re.sub(r"['\u2019`]s\b", "", text)
     text = re.sub(r"\bthe\b", " ", text)
     words = re.findall(r"[a-z]+", text)

@@ -184,13 +184,11 @@ _NAMED_RESULT = re.compile(
 def _named_results(text: str, lexicon: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans of results named after people (`_NAMED_RESULT`) that no lexicon name (`lexicon`, `_theorem_matches`)
     overlaps, so a standard result outside the lexicon is still offered as a theorem name."""
-    if "theorem" not in text and "lemma" not in text and "inequalit" not in text and not _RESULT_HINT.search(text):
+    found = [(m.start(), m.end()) for m in _NAMED_RESULT.finditer(text)]
+    if not found:
         return []
     known = Regions(sorted(lexicon))
-    return [(m.start(), m.end()) for m in _NAMED_RESULT.finditer(text) if not known.touches(m.start(), m.end())]
-
-
-_RESULT_HINT = re.compile(r"identity|criterion|conjecture|postulate|principle")
+    return [(a, b) for a, b in found if not known.touches(a, b)]
 HYPOTHESIS_NAMES = ("induction hypothesis",)
 """Lexicon names that point back at an assumption of the proof in progress (`by the induction hypothesis`), not at a
 result it rests on: context (`hypothesis_reference`). The method itself (`induction`) stays a candidate."""

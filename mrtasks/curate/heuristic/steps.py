@@ -230,7 +230,7 @@ _STATEMENT_HEAD = re.compile(
     r"\W*(?:lemma|claim|theorem|proposition|corollary)\s*\(?[\w.]{0,6}\)?\s*[.:]\W*(?:let|suppose|assume|if)\b",
     re.IGNORECASE,
 )
-_THEN = re.compile(r"(?:then|if)\b", re.IGNORECASE)
+_STATEMENT_GOES_ON = re.compile(r"(?:then|if)\b", re.IGNORECASE)
 """How a statement's second sentence opens (`Lemma: Let $G$ be a group. If $|G|=2$, then ...`)."""
 _LIST_ITEM = re.compile(r"(?:#{1,6}\s*)?(?:\*\*)?(?:step\s*\d+|\d{1,2}[.)]|[-*]\s)(?=[\s:*])", re.IGNORECASE)
 _CONDITIONAL = frozenset({"when", "if", "for", "from", "case", "in", "on"})
@@ -473,7 +473,7 @@ def _joins(solution: str, prev: Segment, unit: Segment, min_chars: int) -> bool:
         return heading and not _is_heading(before)  # a heading starts a step (`Claim 2.` after `Proof.`: joins)
     if heading or _CONTINUES.match(text) or _RESTATES.match(text) or _CLOSING.match(text):
         return True
-    if _THEN.match(text) and _STATEMENT_HEAD.match(before) and not re.search(r"\bthen\b", before, re.IGNORECASE):
+    if _STATEMENT_GOES_ON.match(text) and _STATEMENT_HEAD.match(before) and not re.search(r"\bthen\b", before, re.IGNORECASE):
         return True  # `Lemma: Let $R$ be a ring. Then ...`: a statement is not cut in half
     if _is_heading_start(solution, unit):
         return False  # `Case 1: $a$ is even.` starts a step, even after a lead-in

@@ -361,7 +361,14 @@ def _name_key(text: str) -> str:
 
 
 def _ascii(text: str) -> str:
-    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode() if not text.isascii() else text
+    """Letters without their accents (`ő` is `o`); any other non-ASCII character (a dash, a quote) a space."""
+    if text.isascii():
+        return text
+    return _NON_ASCII.sub(" ", _ACCENT.sub("", unicodedata.normalize("NFKD", text)))
+
+
+_ACCENT = re.compile(r"[\u0300-\u036f]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 _LEAD = re.compile(r"^\s*(?:(?:by|using|from|applying|apply|via)\s+)?(?:the\s+|a\s+)?", re.IGNORECASE)

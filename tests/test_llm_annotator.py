@@ -173,6 +173,24 @@ def test_bookkeeping_the_model_lists_is_left_out_unless_asked(server, drop):
     assert ann.stats["formulas_bookkeeping"] == (3 if drop else 0)
 
 
+def test_bookkeeping_by_its_shape_is_left_out_wherever_it_stands(server):
+    # An index range, a whole system written as one display and a lone figure name are no key formula whatever
+    # their sentence says; an align row `A &= B` is one, as the model lists it.
+    system = "\\begin{align*}\nx + y &= 3 \\\\\nx - y &= 1\n\\end{align*}"
+    solution = (
+        f"For $k = 1, \\ldots, n$ we have\n{system}\nAdding them,\n\\begin{{align*}}\n2x &= 4\n\\end{{align*}}\n"
+        "so in triangle $\\triangle ABC$ we get $x = 2$ and $2x^2 + y = 9$."
+    )
+    listed = ["2x^2 + y = 9", "k = 1, \\ldots, n", system, "\\triangle ABC", "2x &= 4"]
+    server.responder = by_kind(formulas_reply(listed))
+    ann = annotator(server, min_formulas=1, drop_bookkeeping=True)
+
+    [out] = ann.annotate([traj(solution=solution, answer="9")])
+
+    assert [f.text for f in out.formulas] == ["2x^2 + y = 9", "2x &= 4"]
+    assert ann.stats["formulas_bookkeeping"] == 3
+
+
 def test_a_given_copied_from_the_problem_is_left_out(server):
     # A masked given is filled by copying it from the problem the prompt shows, not by reasoning.
     solution = "We know $a + b = 3$ and $ab = 1$. So $a^2 + b^2 = (a+b)^2 - 2ab = 9 - 2 = 7$."

@@ -45,6 +45,7 @@ from mrtasks.curate.base import Annotator, Drop
 from mrtasks.curate.cache import ResponseCache, default_cache_path, request_key
 from mrtasks.curate.heuristic.candidates import formula_key
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
+from mrtasks.curate.heuristic.junk import NO_KEY_FORMULA, junk_reason
 from mrtasks.curate.heuristic.ranking import copied_given
 from mrtasks.curate.validate import (
     STEPS_SCHEMA,
@@ -126,10 +127,11 @@ class LLMConfig:
     allow_repeated_formulas: bool = False
     """Keep formulas that occur more than once in the solution (masking one copy leaks it)."""
     drop_bookkeeping: bool = True
-    """Leave out a listed formula that is bookkeeping where it stands (a case label or hypothesis, a definition that
-    only names something, an index range, a table cell: `heuristic.context.role`) or a given copied from the problem
-    (`heuristic.ranking.copied_given`: filled by copying, not reasoning), as the heuristic never offers one. The
-    paper's prompt does not ask the model to; False keeps the model's list as it is."""
+    """Leave out a listed formula that is bookkeeping by its shape or too little to restore (a whole table or
+    system, an index range, a reference label: `heuristic.junk.NO_KEY_FORMULA`), bookkeeping where it stands (a case
+    label or hypothesis, a definition that only names something, a table cell: `heuristic.context.role`) or a given
+    copied from the problem (`heuristic.ranking.copied_given`: filled by copying, not reasoning), as the heuristic
+    never offers one. The paper's prompt does not ask the model to; False keeps the model's list as it is."""
     min_formulas: int = 7
     """When hallucinated formulas were removed and fewer than this remain, ask again (the paper keeps >= 7)."""
     min_step_coverage: float = 0.9
@@ -179,9 +181,9 @@ def add_endpoint_arguments(group: Any) -> None:
     )
     group.add_argument(
         "--keep-bookkeeping", action="store_true",
-        help="llm: keep listed formulas that are bookkeeping where they stand (case labels, definitions that only name "
-             "something, index ranges, table cells) or givens copied from the problem; by default they are left out, "
-             "as the heuristic does",
+        help="llm: keep listed formulas that are bookkeeping (whole tables, index ranges, reference labels, case "
+             "labels, definitions that only name something, table cells), too little to restore, or givens copied "
+             "from the problem; by default they are left out, as the heuristic does",
     )
 
 
@@ -442,8 +444,8 @@ class LLMAnnotator(Annotator):
 
     def _key_formulas(self, formulas: list[Formula], t: Trajectory) -> list[Formula]:
         """The model's formulas less what is no key formula: the final answer as a lone value (the tasks mask or
-        edit it themselves) and, with `drop_bookkeeping`, what the heuristic never offers (bookkeeping where it
-        stands, a given copied from the problem)."""
+        edit it themselves) and, with `drop_bookkeeping`, what the heuristic never offers (bookkeeping by its
+        shape or where it stands, a given copied from the problem)."""
         final = last_boxed(t.solution)  # once per trajectory, not per formula
         kept = [f for f in formulas if not restates_answer(f.text, final)]
         self.stats["formulas_lone_answer"] += len(formulas) - len(kept)
@@ -451,7 +453,8 @@ class LLMAnnotator(Annotator):
             return kept
         problem = t.problem or ""
         given = formula_key(problem)
-        key = [f for f in kept if role(t.solution, f.start, f.end, problem) not in BOOKKEEPING
+        key = [f for f in kept if junk_reason(f.text) not in NO_KEY_FORMULA
+               and role(t.solution, f.start, f.end, problem) not in BOOKKEEPING
                and not copied_given(formula_key(f.text), given)]
         self.stats["formulas_bookkeeping"] += len(kept) - len(key)
         return key

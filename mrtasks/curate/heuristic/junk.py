@@ -63,6 +63,10 @@ JUNK_REASONS: tuple[str, ...] = (
     "alignment_residue", "table", "index_range", "label", "case_prefix", "leading_operator", "trailing_subject", "leading_subject",
     "garbled_markup", "split_math", "hypothesis_reference",
 )
+NO_KEY_FORMULA: frozenset[str] = frozenset({"too_short", "table", "index_range", "label", "case_prefix"})
+"""The reasons that say a formula is no key formula whoever lists it: too little to restore, or bookkeeping by its
+shape. The others say where a span was cut (a fragment, alignment residue, markup), which concerns the heuristic's
+own spans; an annotator that lists formulas as written (the `llm` one: an align row `A &= B`) does not share them."""
 _SUBJECT = re.compile(r"^\s*(?:\\(?:sin|cos|tan|log|ln)\s*)?(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w+\}?)?\s*$")
 _POINTS = re.compile(r"^\s*(?:[A-Z](?:_\{?\w+\}?)?(?:'|\^\{?\\prime\}?)?\s*){2,4}$")
 """A figure named by its points: `P C A`, `A^{\\prime} R D`, `A A^{\\prime}`."""

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from mrtasks.curate.base import Drop
 from mrtasks.curate.heuristic import (
+    BOOKKEEPING,
     HeuristicAnnotator,
     HeuristicConfig,
     extract_formulas,
@@ -923,6 +924,20 @@ def test_round_four_bookkeeping_base_cases_bullets_with_values_chains_and_declar
                                    r"\left(q_1, q_2, q_3, \ldots\right)=\left(2, 3, 5, \ldots\right)", "20,000<M<21,000",
                                    r"b_{1} \leqslant b_{2} \leqslant b_{3}", "u=v", r"w= \pm 1"),  # fmt: skip
                   maskable=("T R=36", "f(y)>f(x)", "g(m)=2 m-3", "c^2 = 4", r"b_1 b_3 \geq 1", "u^2=v^2", "w^2=1", "u=2 v"))
+
+
+def test_an_unknown_written_in_parameters_a_where_clause_declares_is_a_definition():
+    # An ansatz names nothing new on its left (`z` is the problem's) but writes it in new parameters: bookkeeping.
+    got = _kinds(
+        r"Let $z = x + yi$, where $x$ and $y$ are real numbers. Then $x^2 + y^2 = 25$. "
+        r"Suppose $n = 2^e \cdot m,$ where $e$ is nonnegative and $m$ is odd. "
+        r"So $c = 2b - a = -2b$, where $b$ is negative. The first case gives $n = 80 p$ where $p$ is a prime. "
+        r"Hence $S = 10$, where $S$ is the sum.",
+        problem=r"Find $|z|$ for a complex number $z$, and the least $n$ with $f(n) = 1$.",
+    )
+    assert got["z = x + yi"] == got[r"n = 2^e \cdot m"] == "definition"
+    for result in ("x^2 + y^2 = 25", "c = 2b - a = -2b", "n = 80 p", "S = 10"):
+        assert got[result] not in BOOKKEEPING, result
 
 
 def test_new_names_by_subscript_prime_quotient_map_or_substitution_are_definitions():

@@ -626,6 +626,8 @@ def _loose_definition(solution: str, start: int, known: str, tail: str, formula:
         return True
     if "such" in tail[-30:].lower() and _SET_SUCH_THAT.search(tail) and _one_relation(formula) and _BOUND_SPLIT.search(formula):
         return True  # `the set of points ... such that $x \\ge \\frac{1}{2}$`: a set defined by its condition
+    if _parametrized(solution, start + len(formula), formula) and not _derived(tail):
+        return True  # `Let $z = x + yi$, where $x$ and $y$ are real numbers`, not `The first case gives $n = 80p$, where ...`
     generic = _GENERIC_FORM.search(tail) if _A_RELATION.search(formula) else None
     if generic and _letters_only(formula) and not _derived(tail[: generic.start()]):
         return True  # `the sum of the roots of a quadratic $ax^2+bx+c=0$`: the general form, not this problem's
@@ -633,6 +635,27 @@ def _loose_definition(solution: str, start: int, known: str, tail: str, formula:
         _CHAIN.fullmatch(formula) and ("dots" in formula or len(_BOUND_SPLIT.split(formula)) >= 3)
         and _DEFINITION_WORD.search(tail.lower())
     )
+
+
+_MATH_ITEM = r"(?:\$[^$]{1,40}\$|\\\(.{1,40}?\\\))"
+_KIND_WORD = (
+    r"(?:positive|negative|non-?negative|non-?zero|real|complex|rational|odd|even|distinct|arbitrary|fixed|unknown|"
+    r"coprime|natural|whole|prime|numbers?|integers?|constants?|reals?|primes?|digits?|coefficients?|parameters?)"
+)
+_WHERE_PARAMETERS = re.compile(
+    rf"\s*,?\s*(?:\$|\\\))?\s*,?\s*where\s+(?:the\s+)?{_MATH_ITEM}(?:\s*(?:,|and|,\s*and)\s*{_MATH_ITEM})*\s+"
+    rf"(?:are|is|can\s+be)\s+(?:(?:any|some|all|each|an?|both)\s+)?{_KIND_WORD}\b",
+    re.IGNORECASE,
+)
+"""`$z = a + bi$, where $a$ and $b$ are real numbers`, `$n = 2^e m$, where $e$ is nonnegative and ...`: the formula
+writes an unknown in parameters the sentence then declares, an ansatz, not a result."""
+
+
+def _parametrized(solution: str, end: int, formula: str) -> bool:
+    """The formula gives a name one expression in parameters that a `where` clause right after it declares
+    (`_WHERE_PARAMETERS`); a chain `c = 2b - a = -2b, where $b$ is negative` derives its value."""
+    parts = _RELATION_SPLIT.split(formula)
+    return len(parts) == 2 and _is_name(parts[0]) and bool(_WHERE_PARAMETERS.match(solution, end))
 
 
 _GENERIC_FORM = re.compile(

@@ -417,6 +417,19 @@ def test_a_table_or_a_cases_block_is_never_cut_even_when_its_dollars_do_not_pair
     assert split_steps(cases)[0] == cases[: cases.index("\n\nCase 2")]
 
 
+def test_a_markdown_table_is_never_cut_at_its_rows():
+    # Its rows are cells, not sentences: the table is one unit, as a `tabular` is.
+    text = (
+        "We list the values of $a_i$ in a table.\n\n| $i$ | $a_i$ |\n| :---: | :---: |\n| 0 | $k+1$ |\n| 1 | $k+2$ |\n\n"
+        "So every $a_i$ is distinct."
+    )
+    assert split_steps(text) == [
+        "We list the values of $a_i$ in a table.",
+        "| $i$ | $a_i$ |\n| :---: | :---: |\n| 0 | $k+1$ |\n| 1 | $k+2$ |",
+        "So every $a_i$ is distinct.",
+    ]
+
+
 def test_one_of_several_proofs_is_a_heading_that_starts_its_step():
     sol = (
         "We prove $AK \\cdot LH = AL \\cdot KH$ in two ways. First proof. Let the lines $KL$ and $HC$ meet at $M$. "

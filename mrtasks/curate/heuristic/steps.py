@@ -4,7 +4,7 @@ Policy (the Appendix A step prompt: steps that each stand alone and together reb
 as many as the text has):
 
 - Units are sentences and lines, cut outside math, displays, tables, figures and LaTeX lists
-  (`_protected`; a `tabular` or a `cases` block is never cut, even where a stray `$` hides it): a
+  (`_protected`; a `tabular`, a Markdown table or a `cases` block is never cut, even where a stray `$` hides it): a
   sentence end is `.`, `?` or `!` (also inside the math that closes a sentence: `$x = 1.$ Then`)
   followed by a capital, a digit or math; a display that ends a sentence and is followed by a
   capitalised word (`\\]Then`) ends its unit. A sentence is never cut inside: a `, so` or
@@ -155,6 +155,8 @@ _DISPLAY_ENV = re.compile(
     r"\\begin\{((?:tabular|array|cases|[pbvBV]?matrix|smallmatrix|aligned|alignedat|gathered|split|align|alignat"
     r"|gather|equation|eqnarray|multline|flalign)\*?)\}"
 )
+_MARKDOWN_TABLE = re.compile(r"^[ \t]*\|[^\n]*(?:\n[ \t]*\|[^\n]*)+", re.MULTILINE)
+"""A Markdown table: two or more lines in a row that open with `|` (its rows are cells, not sentences)."""
 # A list whose items average two lines or more (~150 characters) is a list of moves (an algorithm's
 # stages, the reasons of a claim): each item starts a step. Shorter items enumerate one statement.
 _MOVE_ITEM_CHARS = 150
@@ -300,6 +302,8 @@ def _protected(solution: str, lists: list[tuple[int, int, list[int]]]) -> Region
         bounds = [a, *items, b]
         regions += list(zip(bounds, bounds[1:]))
     regions += [(m.start(), end) for m in _DISPLAY_ENV.finditer(solution) if (end := _environment_end(solution, m)) >= 0]
+    if "|" in solution:
+        regions += [m.span() for m in _MARKDOWN_TABLE.finditer(solution)]
     for m in _PAREN_OPEN.finditer(solution):
         k = m.start()
         while k > 0 and solution[k - 1] in " \t":

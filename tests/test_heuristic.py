@@ -410,6 +410,10 @@ def test_a_table_or_a_cases_block_is_never_cut_even_when_its_dollars_do_not_pair
         "\\hline 2 & 1 \\\\\n\\hline 3 & 6 \\\\\n\\hline\n\\end{tabular}\n\nSo the cubes are $0$, $1$ and $6$ only."
     )
     assert split_steps(table) == [table[: table.index("\\end{tabular}") + 13], "So the cubes are $0$, $1$ and $6$ only."]
+    centred = table.replace("\\begin{tabular}", "\\begin{center}\n\\begin{tabular}").replace(
+        "\\end{tabular}", "\\end{tabular}\n\n\\end{center}"
+    )
+    assert split_steps(centred) == [centred[: centred.index("\\end{center}") + 12], "So the cubes are $0$, $1$ and $6$ only."]
     cases = (
         "By induction $f(x)=\\begin{cases}\n 0 & 3|x\n\n 1 & 3|x-1\n\n -1 & 3|x+1\n \\end{cases}$ for all $x$.\n\n"
         "Case 2. The image of $f$ is not bounded."

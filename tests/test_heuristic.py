@@ -330,6 +330,9 @@ def test_any_text_gives_verbatim_formulas_and_covering_steps(sol):
 def test_figure_only_pieces_are_dropped_from_the_steps():
     sol = "We draw the circle first.\n\n<img_3695>\n\nFigure 1\n\nThen the chord $AB = 2r$ is a diameter."
     assert split_steps(sol) == ["We draw the circle first.", "Then the chord $AB = 2r$ is a diameter."]
+    # A figure announced with a colon ends its sentence's step: what follows it does not finish that sentence.
+    shown = "So $g(x+3) = g(x)$. The graph of $g$ is shown below:\n\n<img_3987>\n\nBecause $g$ is periodic, it is bounded."
+    assert split_steps(shown)[-2:] == ["The graph of $g$ is shown below:\n\n<img_3987>", "Because $g$ is periodic, it is bounded."]
 
 
 def test_layout_tags_and_credit_lines_stay_out_of_a_step_start_and_roman_items_start_steps():

@@ -33,7 +33,8 @@ as many as the text has):
   point (`- 51 ÷ 3 = 17.`) to the list it continues. An item of a LaTeX
   list of moves starts a step; the sentence that opens the list (`We run the following steps.`,
   `Now note that:`) stays with the step before, like a lead-in to cases.
-- Units with no move (`<img_1>`, `Figure 2`, image links, a credit line `~name`) are dropped; interchangeable parallel
+- Units with no move (`<img_1>`, `Figure 2`, image links, a credit line `~name`) are dropped, but a figure that a
+  sentence announces with a colon ends that sentence's step (`The graph is shown below:` + `<img_1>`); interchangeable parallel
   cases (`When x < 0 ...` / `When x > 0 ...`, neither using the other's result) are merged, so
   the reference order is the only right one; tiny pieces (`Q.E.D.`) fold into the step before.
 - A text laid out in paragraphs keeps them whole: when enough of its steps already start on a new
@@ -496,6 +497,19 @@ def _joins(solution: str, prev: Segment, unit: Segment, min_chars: int) -> bool:
     return False
 
 
+def _without_figures(solution: str, units: list[Segment]) -> list[Segment]:
+    """The units less those with no move (`_NO_MOVE`); a figure that a sentence announces with a colon (`The graph of
+    $g$ is shown below:` then `<img_3987>`) ends that sentence's unit instead, so what follows the figure is not
+    read as the rest of a dangling sentence."""
+    kept: list[Segment] = []
+    for a, b in units:
+        if not _NO_MOVE.match(solution[a:b].strip()):
+            kept.append((a, b))
+        elif kept and solution[kept[-1][0] : kept[-1][1]].rstrip().endswith(":"):
+            kept[-1] = (kept[-1][0], b)
+    return kept
+
+
 def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_steps: int = 3) -> list[str]:
     """Split a solution into ordered, verbatim steps, one logical move each (module docstring).
 
@@ -505,7 +519,7 @@ def split_steps(solution: str, config: HeuristicConfig = HeuristicConfig(), min_
     lists = _lists(solution)
     protected = _protected(solution, lists)
     units = _units(solution, protected, lists)
-    units = [u for u in units if not _NO_MOVE.match(solution[u[0] : u[1]].strip())]
+    units = _without_figures(solution, units)
     steps: list[Segment] = []
     for k, (a, b) in enumerate(units):
         text = solution[a:b]

@@ -44,6 +44,10 @@ def span(solution: str, text: str) -> Formula:
         ("10a+b = 10(2)+1 = \\boxed{21}.", "10a+b = 10(2)+1", ["box_tail_trimmed"]),
         ("S \\equiv 3 \\cdot 4 \\equiv \\boxed{2}", "S \\equiv 3 \\cdot 4", ["box_tail_trimmed"]),
         ("\\frac{q}{p} = \\frac{1440}{10} = \\fbox{144}", "\\frac{q}{p} = \\frac{1440}{10}", ["box_tail_trimmed"]),
+        # a continuation row (alignment residue) keeps its result, as the heuristic offers it; a whole row stays
+        ("&= (a + b)^2 - 2ab", "(a + b)^2 - 2ab", ["continuation_row_cut"]),
+        ("& \\le 2 \\sqrt{xy}", "2 \\sqrt{xy}", ["continuation_row_cut"]),
+        ("a^2 + b^2 &= (a + b)^2 - 2ab", "a^2 + b^2 &= (a + b)^2 - 2ab", []),
     ],
 )
 def test_repair_narrows_a_span_to_what_can_be_masked(math, repaired, done):
@@ -70,6 +74,7 @@ def test_repair_narrows_a_span_to_what_can_be_masked(math, repaired, done):
         ("\\frac{1}{2", "removed_unbalanced_delimiters"),
         ("<|im_end|>", "removed_box_or_tag_inside"),
         ("\\boxed{}", "removed_empty"),
+        ("&= 10", "removed_alignment_residue"),  # what the row gives is a lone number: no key formula
     ],
 )
 def test_unmaskable_spans_are_removed(math, reason):

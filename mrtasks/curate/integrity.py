@@ -8,6 +8,8 @@ Two steps of the build pipeline, for any annotator (heuristic or LLM):
    - a `\\boxed{...}` / `\\fbox{...}` wrapper around the whole span is stripped to its content
      (a box inside a boxed answer makes the reward read the inner box);
    - a trailing `\\tag{...}` / `\\label{...}` and trailing punctuation or whitespace are trimmed;
+   - a continuation row `&= 5 + 5` (alignment residue) keeps its result `5 + 5`, as the heuristic offers it, and is
+     removed when that is junk (`&= 10`); a whole row `A &= B` is a formula and stays as listed;
    - a chain that ends in the boxed answer (`A + B = 4 + 3 = \\boxed{7}`, as an LLM annotator lists it) keeps the
      relation before the box (`A + B = 4 + 3`); Masked-Then-Fill masks the box itself (`unlisted_answer`);
    - a span that still holds a box, a `\\tag`, a top-level `;` (the answer separator), unbalanced
@@ -27,6 +29,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from mrtasks.curate.heuristic.junk import junk_reason
+from mrtasks.curate.heuristic.spans import ALIGN_REL, strip_span
 from mrtasks.trajectory import Formula, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -161,6 +165,13 @@ def repair_span(solution: str, formula: Formula) -> tuple[Formula | None, list[s
         return None, [*done, "removed_box_or_tag_inside"]
     if has_top_level_separator(text):
         return None, [*done, "removed_top_level_semicolon"]
+    if text.startswith("&"):  # `&= 5 + 5`, a continuation row as an LLM lists it: its result, as the heuristic offers it
+        rel = ALIGN_REL.match(solution, start + 1, end)
+        start, end = strip_span(solution, rel.end() if rel else start + 1, end)
+        text = solution[start:end]
+        if not text or junk_reason(text) is not None:
+            return None, [*done, "removed_alignment_residue"]  # `&= 10`: what is left is no key formula
+        done.append("continuation_row_cut")
     sized = len(_LEFT.findall(text)) + len(_RIGHT.findall(text))
     if (
         not _balanced(text)

@@ -22,7 +22,7 @@ from mrtasks.curate.heuristic.answers import ANSWER_OK, boxed_spans
 from mrtasks.curate.heuristic.config import HeuristicConfig
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.heuristic.junk import junk_reason
-from mrtasks.curate.heuristic.spans import MathSpan, Regions, math_spans, row_spans, strip_span, top_level_marks
+from mrtasks.curate.heuristic.spans import MathSpan, Regions, alignment_cut, math_spans, row_spans, strip_span
 from mrtasks.mathcheck.theorems import THEOREM_ALIASES, canonical_theorem
 
 _TRAILING_NOISE = re.compile(
@@ -60,10 +60,6 @@ _TEXT_SUFFIX = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _TEXT_CMD = re.compile(r"\\(?:text|mbox|textrm|mathrm)\s*\{")
-_ALIGN_REL = re.compile(
-    r"\s*(?:=|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|simeq|cong|lt|gt|implies|iff|"
-    r"Rightarrow|Longrightarrow|Leftrightarrow|subset|subseteq|mid|to|mapsto)(?![A-Za-z]))"
-)
 _DIGIT = re.compile(r"\d")
 _LHS_WORK = re.compile(r"[-+*/×÷]|\s x\s|[a-z]")
 
@@ -126,24 +122,6 @@ def _depth(text: str, a: int, b: int) -> int:
         d += (c == "{") - (c == "}")
         i += 1
     return d
-
-
-def _alignment_cut(text: str, a: int, b: int) -> int | None:
-    """For a row `A & REL B` (or `A REL & B`) with its only `&` at the top level, the start of `B`."""
-    amps = [i for i, mark in top_level_marks(text, a, b) if mark == "&"]
-    if len(amps) != 1:
-        return None
-    found = amps[0]
-    m = _ALIGN_REL.match(text, found + 1, b)
-    if m:
-        return found + 1
-    k = found
-    while k > a and text[k - 1] in " \t":
-        k -= 1
-    tail = text[max(a, k - 24) : k]
-    if re.search(r"(?:=|<|>|\\[A-Za-z]+)$", tail):
-        return found + 1
-    return None
 
 
 _ALIASES_BY_WORD: dict[str, list[tuple[str, bool, re.Pattern[str]]]] = {}
@@ -215,7 +193,7 @@ def find_candidates(solution: str, config: HeuristicConfig = HeuristicConfig(), 
         a, b = _trim(solution, s.start, s.end)
         if a >= b:
             continue
-        if "&" in solution[a:b] and (cut := _alignment_cut(solution, a, b)) is not None:
+        if "&" in solution[a:b] and (cut := alignment_cut(solution, a, b)) is not None:
             a, b = _trim(solution, cut, b)  # `A &= B`: the row's result `B`; the `&` stays outside
             if a >= b:
                 continue

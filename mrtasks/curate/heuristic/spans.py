@@ -189,6 +189,27 @@ def top_level_marks(text: str, start: int = 0, end: int | None = None) -> Iterat
         i += 1
 
 
+ALIGN_REL = re.compile(
+    r"\s*(?:=|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|simeq|cong|lt|gt|implies|iff|"
+    r"Rightarrow|Longrightarrow|Leftrightarrow|subset|subseteq|mid|to|mapsto)(?![A-Za-z]))"
+)
+
+
+def alignment_cut(text: str, a: int, b: int) -> int | None:
+    """For a row `A & REL B` (or `A REL & B`) of `text[a:b]` with its only `&` at the top level, the index just
+    after the `&` (the row's result `B`, after its relation, follows); None for any other span."""
+    amps = [i for i, mark in top_level_marks(text, a, b) if mark == "&"]
+    if len(amps) != 1:
+        return None
+    found = amps[0]
+    if ALIGN_REL.match(text, found + 1, b):
+        return found + 1
+    k = found
+    while k > a and text[k - 1] in " \t":
+        k -= 1
+    return found + 1 if re.search(r"(?:=|<|>|\\[A-Za-z]+)$", text[max(a, k - 24) : k]) else None
+
+
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     """[start, end) narrowed past whitespace at both ends."""
     while start < end and text[start].isspace():

@@ -47,6 +47,7 @@ def span(solution: str, text: str) -> Formula:
         # a continuation row (alignment residue) keeps its result, as the heuristic offers it; a whole row stays
         ("&= (a + b)^2 - 2ab", "(a + b)^2 - 2ab", ["continuation_row_cut"]),
         ("& \\le 2 \\sqrt{xy}", "2 \\sqrt{xy}", ["continuation_row_cut"]),
+        ("\\geq \\frac{(a+b)^2}{2}", "\\frac{(a+b)^2}{2}", ["continuation_row_cut"]),
         ("a^2 + b^2 &= (a + b)^2 - 2ab", "a^2 + b^2 &= (a + b)^2 - 2ab", []),
     ],
 )

@@ -8,8 +8,8 @@ Two steps of the build pipeline, for any annotator (heuristic or LLM):
    - a `\\boxed{...}` / `\\fbox{...}` wrapper around the whole span is stripped to its content
      (a box inside a boxed answer makes the reward read the inner box);
    - a trailing `\\tag{...}` / `\\label{...}` and trailing punctuation or whitespace are trimmed;
-   - a continuation row `&= 5 + 5` (alignment residue) keeps its result `5 + 5`, as the heuristic offers it, and is
-     removed when that is junk (`&= 10`); a whole row `A &= B` is a formula and stays as listed;
+   - a continuation row `&= 5 + 5` or `\\le 2\\sqrt{xy}` (alignment residue) keeps its result `5 + 5`, as the heuristic
+     offers it, and is removed when that is junk (`&= 10`); a whole row `A &= B` is a formula and stays as listed;
    - a chain that ends in the boxed answer (`A + B = 4 + 3 = \\boxed{7}`, as an LLM annotator lists it) keeps the
      relation before the box (`A + B = 4 + 3`); Masked-Then-Fill masks the box itself (`unlisted_answer`);
    - a span that still holds a box, a `\\tag`, a top-level `;` (the answer separator), unbalanced
@@ -43,6 +43,11 @@ _TRAILING_TAG = re.compile(r"\\(?:tag\*?|label)\s*\{[^{}]*\}\s*$")
 _TRAILING_PUNCT = ".,;:"
 _BOX_TAIL = re.compile(r"(?:=|\\(?:equiv|approx)(?![a-zA-Z]))\s*\\(?:boxed|fbox)\s*\{")
 """The last relation of a chain, then the box that ends it: `... = \\boxed{`."""
+_LEADING_RELATION = re.compile(
+    r"(?:=|<|>|\\(?:leq?|geq?|leqslant|geqslant|neq?|equiv|approx|lt|gt|implies|iff|Rightarrow|Longrightarrow)(?![a-zA-Z]))\s*"
+)
+"""The relation that opens a continuation row listed without its `&` (`\\geq \\frac{(a+b)^2}{2}`); not `\\mid`, which may
+be an absolute-value bar (`\\mid A \\cup B \\mid = ...`)."""
 _CHAIN_RELATION = re.compile(r"\\(?:leq|geq|neq|le|ge|ne|lt|gt|equiv|approx)(?![a-zA-Z])|=|<|>")
 _FORBIDDEN = re.compile(r"\\(?:boxed|fbox|tag|label)(?![a-zA-Z])|</?think>|<\|im_end\|>|<\|endoftext\|>|<｜end▁of▁sentence｜>")
 
@@ -165,9 +170,10 @@ def repair_span(solution: str, formula: Formula) -> tuple[Formula | None, list[s
         return None, [*done, "removed_box_or_tag_inside"]
     if has_top_level_separator(text):
         return None, [*done, "removed_top_level_semicolon"]
-    if text.startswith("&"):  # `&= 5 + 5`, a continuation row as an LLM lists it: its result, as the heuristic offers it
-        rel = ALIGN_REL.match(solution, start + 1, end)
-        start, end = strip_span(solution, rel.end() if rel else start + 1, end)
+    after_amp = start + 1 if text.startswith("&") else None
+    lead = ALIGN_REL.match(solution, after_amp, end) if after_amp else _LEADING_RELATION.match(solution, start, end)
+    if after_amp or lead:  # a continuation row (`&= 5 + 5`): its result, as the heuristic offers it
+        start, end = strip_span(solution, lead.end() if lead else after_amp, end)
         text = solution[start:end]
         if not text or junk_reason(text) is not None:
             return None, [*done, "removed_alignment_residue"]  # `&= 10`: what is left is no key formula

@@ -523,6 +523,10 @@ def test_a_hard_wrapped_line_and_notation_set_up_in_a_row_stay_one_step():
     assert split_steps(wrapped) == [
         "All powers of $x$ are then congruent modulo\n $g$, so $x + y \\equiv 0$.", "Hence $g$ divides $x + y$.",
     ]
+    # a line that stops on a word no sentence ends with (an article, `assume`) goes on, whatever the next line opens with
+    article = "By symmetry we may as well assume\n WLOG that $n = k + 1$. Then consider the\n Bob-graph on $V$."
+    assert split_steps(article) == ["By symmetry we may as well assume\n WLOG that $n = k + 1$.", "Then consider the\n Bob-graph on $V$."]
+    assert len(split_steps("So $x = b+a$\n\nThe next case is $y = 2$.")) == 2  # the `a` of a formula is no article
     notation = "Let $D$ and $F$ denote the centers. Let $C$ be the point of tangency. Then $DC = 2$ and $FC = 1$."
     assert split_steps(notation) == ["Let $D$ and $F$ denote the centers. Let $C$ be the point of tangency.", "Then $DC = 2$ and $FC = 1$."]
 

@@ -174,6 +174,12 @@ _DANGLING_WORDS = frozenset(
     "then that so and or thus hence therefore get gets obtain give gives yield yields have has where is are by of to as "
     "with become becomes equal equals because since namely i.e. follows following".split()
 )
+_OPEN_WORD = re.compile(
+    r"(?:^|\s)(?:a|an|the|for|from|in|on|at|into|onto|than|which|whose|if|when|we|be|assume|consider|using|let|denote)$",
+    re.IGNORECASE,
+)
+"""A prose word that no sentence ends with (an article, a preposition, `we`, `assume`): a line that stops on it was
+hard-wrapped (`we may as well assume` / `WLOG that $n=k+1$`). Read on the raw text, so the `a` of `$b+a$` is not one."""
 _LAST_WORD = re.compile(r"(?:i\.e\.|[A-Za-z]+)$")
 
 
@@ -483,7 +489,7 @@ def _joins(solution: str, prev: Segment, unit: Segment, min_chars: int) -> bool:
         return True  # `Lemma: Let $R$ be a ring. Then ...`: a statement is not cut in half
     if _is_heading_start(solution, unit):
         return False  # `Case 1: $a$ is even.` starts a step, even after a lead-in
-    if _dangles(_MATH_CLOSE.sub("", before[-48:])):
+    if _dangles(_MATH_CLOSE.sub("", before[-48:])) or _OPEN_WORD.search(before[-16:].rstrip()):
         return True
     if _lead_in(before):
         return True  # `We prove the following.` + the statement

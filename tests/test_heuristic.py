@@ -419,6 +419,8 @@ def test_a_table_or_a_cases_block_is_never_cut_even_when_its_dollars_do_not_pair
     assert split_steps(centred) == [centred[: centred.index("\\end{center}") + 12], "So the cubes are $0$, $1$ and $6$ only."]
     inline = "Draw a $3 \\times 3$ square.\n$\\begin{tabular}{|c|c|c|} \\hline K & J & K \\\\ \\hline \\end{tabular}$\nStart from the centre."
     assert split_steps(inline)[0].endswith("\\end{tabular}$")  # a table set in `$...$` on its own line goes on the step
+    centre = "Dividing, we obtain the system\n<center>\n$x + y = 2$\n</center>\nSo $x = 1$ and $y = 1$."
+    assert split_steps(centre)[0].startswith("Dividing") and "<center>" in split_steps(centre)[0]
     cases = (
         "By induction $f(x)=\\begin{cases}\n 0 & 3|x\n\n 1 & 3|x-1\n\n -1 & 3|x+1\n \\end{cases}$ for all $x$.\n\n"
         "Case 2. The image of $f$ is not bounded."

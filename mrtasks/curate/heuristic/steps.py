@@ -195,11 +195,11 @@ def _dangles(text: str) -> bool:
     return bool(m) and m.group(0).lower() in _DANGLING_WORDS
 _CONTINUES = re.compile(
     r"^(?:(?!(?:[ivx]{1,4}|[a-h])[.)]\s+[A-Z$\\])[a-z]|\((?![ivx]{1,4}'?\))[a-z]{2,}\b"
-    r"|\$\$|\\\[|\$?\\(?:begin|end)\{|[,;.)]|=\s*\\)"
+    r"|\$\$|\\\[|\$?\\(?:begin|end)\{|<center>|[,;.)]|=\s*\\)"
 )
 """A unit that goes on with the step before: lower case (not a list marker `ii. If ...`), a parenthesis opened in
-lower case (`(that is, ...)`), punctuation, display math (a table set in `$...$` too), the `\\end{center}` that closes
-what the step before opened."""
+lower case (`(that is, ...)`), punctuation, display math (a table set in `$...$` or centred in `<center>` too), the
+`\\end{center}` that closes what the step before opened."""
 _MARKER_ONLY = re.compile(r"\s*(?:#{1,6}\s*)?(?:\*\*)?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]")
 # A heading: a structural label, alone or with a short title (`Case 2:`, `<Step 3> $x$ is odd`,
 # `**Claim 1.**`, `Lemma.`, `Proof.`, `## Part (b)`), which starts its step with the next sentence.

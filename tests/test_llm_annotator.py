@@ -191,6 +191,22 @@ def test_bookkeeping_by_its_shape_is_left_out_wherever_it_stands(server):
     assert ann.stats["formulas_bookkeeping"] == 3
 
 
+def test_a_statement_in_prose_is_left_out_but_a_named_result_stays(server):
+    # A sentence of words is neither a formula nor a result's name; the heuristic never offers one.
+    solution = (
+        "The closure of a connected set is connected, so by Taylor's theorem with remainder $f(x) = f(0) + x f'(c)$ "
+        "and $|f(x)| \\le 2|x|$."
+    )
+    listed = ["|f(x)| \\le 2|x|", "The closure of a connected set is connected", "Taylor's theorem with remainder"]
+    server.responder = by_kind(formulas_reply(listed))
+    ann = annotator(server, min_formulas=1, drop_bookkeeping=True)
+
+    [out] = ann.annotate([traj(solution=solution, answer="2")])
+
+    assert [f.text for f in out.formulas] == ["|f(x)| \\le 2|x|", "Taylor's theorem with remainder"]
+    assert ann.stats["formulas_bookkeeping"] == 1
+
+
 def test_a_given_copied_from_the_problem_is_left_out(server):
     # A masked given is filled by copying it from the problem the prompt shows, not by reasoning.
     solution = "We know $a + b = 3$ and $ab = 1$. So $a^2 + b^2 = (a+b)^2 - 2ab = 9 - 2 = 7$."

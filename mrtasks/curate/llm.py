@@ -33,6 +33,7 @@ import functools
 import logging
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,7 @@ from mrtasks.curate.heuristic.candidates import formula_key
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.heuristic.junk import NO_KEY_FORMULA, junk_reason
 from mrtasks.curate.heuristic.ranking import copied_given
+from mrtasks.curate.heuristic.spans import math_spans
 from mrtasks.curate.validate import (
     STEPS_SCHEMA,
     THEOREMS_SCHEMA,
@@ -72,6 +74,22 @@ from mrtasks.trajectory import Formula, Trajectory
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+STATEMENT_WORDS = 7
+"""A listed item in prose of this many words or more (`The closure of a connected set is connected`) is a statement, not
+a formula or a result's name (`Taylor's theorem with remainder`): the heuristic never offers one."""
+_INLINE_MATH = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def prose_statement(solution: str, formula: Formula) -> bool:
+    """The formula is a sentence of prose (`STATEMENT_WORDS` or more words outside any math, no `=`) that stands outside
+    the solution's math."""
+    prose = _INLINE_MATH.sub(" ", formula.text)
+    if "=" in prose or sum(1 for w in prose.split() if _WORD.search(w)) < STATEMENT_WORDS:
+        return False
+    spans, _ = math_spans(solution)
+    return not any(s.outer_start <= formula.start and formula.end <= s.outer_end for s in spans)
 
 RETRY_NOTE = "\n\nNote: your previous answer was rejected ({detail}). Follow the requirements exactly."
 """Appended to the user message on a retry: the model learns why, and the request (and its cache
@@ -128,7 +146,8 @@ class LLMConfig:
     """Keep formulas that occur more than once in the solution (masking one copy leaks it)."""
     drop_bookkeeping: bool = True
     """Leave out a listed formula that is bookkeeping by its shape or too little to restore (a whole table or
-    system, an index range, a reference label: `heuristic.junk.NO_KEY_FORMULA`), bookkeeping where it stands (a case
+    system, an index range, a reference label: `heuristic.junk.NO_KEY_FORMULA`), a statement in prose
+    (`prose_statement`), bookkeeping where it stands (a case
     label or hypothesis, a definition that only names something, a table cell: `heuristic.context.role`) or a given
     copied from the problem (`heuristic.ranking.copied_given`: filled by copying, not reasoning), as the heuristic
     never offers one. The paper's prompt does not ask the model to; False keeps the model's list as it is."""
@@ -182,8 +201,8 @@ def add_endpoint_arguments(group: Any) -> None:
     group.add_argument(
         "--keep-bookkeeping", action="store_true",
         help="llm: keep listed formulas that are bookkeeping (whole tables, index ranges, reference labels, case "
-             "labels, definitions that only name something, table cells), too little to restore, or givens copied "
-             "from the problem; by default they are left out, as the heuristic does",
+             "labels, definitions that only name something, table cells), too little to restore, statements in prose, "
+             "or givens copied from the problem; by default they are left out, as the heuristic does",
     )
 
 
@@ -445,7 +464,7 @@ class LLMAnnotator(Annotator):
     def _key_formulas(self, formulas: list[Formula], t: Trajectory) -> list[Formula]:
         """The model's formulas less what is no key formula: the final answer as a lone value (the tasks mask or
         edit it themselves) and, with `drop_bookkeeping`, what the heuristic never offers (bookkeeping by its
-        shape or where it stands, a given copied from the problem)."""
+        shape or where it stands, a statement in prose, a given copied from the problem)."""
         final = last_boxed(t.solution)  # once per trajectory, not per formula
         kept = [f for f in formulas if not restates_answer(f.text, final)]
         self.stats["formulas_lone_answer"] += len(formulas) - len(kept)
@@ -453,7 +472,7 @@ class LLMAnnotator(Annotator):
             return kept
         problem = t.problem or ""
         given = formula_key(problem)
-        key = [f for f in kept if junk_reason(f.text) not in NO_KEY_FORMULA
+        key = [f for f in kept if junk_reason(f.text) not in NO_KEY_FORMULA and not prose_statement(t.solution, f)
                and role(t.solution, f.start, f.end, problem) not in BOOKKEEPING
                and not copied_given(formula_key(f.text), given)]
         self.stats["formulas_bookkeeping"] += len(kept) - len(key)

@@ -417,7 +417,10 @@ def test_a_table_or_a_cases_block_is_never_cut_even_when_its_dollars_do_not_pair
         "\\end{tabular}", "\\end{tabular}\n\n\\end{center}"
     )
     assert split_steps(centred) == [centred[: centred.index("\\end{center}") + 12], "So the cubes are $0$, $1$ and $6$ only."]
-    inline = "Draw a $3 \\times 3$ square.\n$\\begin{tabular}{|c|c|c|} \\hline K & J & K \\\\ \\hline \\end{tabular}$\nStart from the centre."
+    inline = (
+        "Draw a $3 \\times 3$ square.\n$\\begin{tabular}{|c|c|c|} \\hline K & J & K \\\\ \\hline \\end{tabular}$\n"
+        "Start from the centre."
+    )
     assert split_steps(inline)[0].endswith("\\end{tabular}$")  # a table set in `$...$` on its own line goes on the step
     centre = "Dividing, we obtain the system\n<center>\n$x + y = 2$\n</center>\nSo $x = 1$ and $y = 1$."
     assert split_steps(centre)[0].startswith("Dividing") and "<center>" in split_steps(centre)[0]

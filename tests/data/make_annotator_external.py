@@ -77,6 +77,7 @@ SEED_ROUND20 = "annotator-gold-round20"
 SEED_ROUND21 = "annotator-gold-round21"
 SEED_ROUND22 = "annotator-gold-round22"
 SEED_ROUND23 = "annotator-gold-round23"
+SEED_ROUND24 = "annotator-gold-round24"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -99,7 +100,11 @@ GROUP_SIZES = {9: {"olympiadbench_tp": 8, "imo_proofbench": 4, "math_train": 10,
                20: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12},
                21: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12},
                22: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12},
-               23: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12}}
+               23: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12},
+               24: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 12, "corpora_proofs": 0}}
+TUNE_ROUNDS = (24,)
+"""Rounds drawn as tune material: every row `tune` (round 24: computations labelled with the guide the frozen rounds
+18-23 were labelled with, which no tune round had for MATH)."""
 EARLIER_FIXTURES = ("annotator_gold.jsonl", "annotator_gold_proofs.jsonl", "annotator_gold_external.jsonl")
 LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
                 4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl")),
@@ -139,14 +144,16 @@ LATER_ROUNDS[20] = (SEED_ROUND20, (*LATER_ROUNDS[19][1], "annotator_gold_round19
 LATER_ROUNDS[21] = (SEED_ROUND21, (*LATER_ROUNDS[20][1], "annotator_gold_round20.jsonl"))
 LATER_ROUNDS[22] = (SEED_ROUND22, (*LATER_ROUNDS[21][1], "annotator_gold_round21.jsonl"))
 LATER_ROUNDS[23] = (SEED_ROUND23, (*LATER_ROUNDS[22][1], "annotator_gold_round22.jsonl"))
+LATER_ROUNDS[24] = (SEED_ROUND24, (*LATER_ROUNDS[23][1], "annotator_gold_round23.jsonl"))
 OPEN_ENDED = {"olympiadbench_oe_en": ("OlympiadBench open-ended English solutions of at least 1000 chars", 1000, 6, 6)}
+OPEN_ENDED_TUNE = {"olympiadbench_oe_en": ("OlympiadBench open-ended English solutions of at least 1000 chars", 1000, 12, 0)}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
 SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREENED_ROUND5, "external_f", "external_g"),
             11: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             12: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             **dict.fromkeys((14, 15, 16, 17, 18, 19, 20), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")),
-            **dict.fromkeys((21, 22, 23), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i",
+            **dict.fromkeys((21, 22, 23, 24), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i",
                                        "screens_jk_trajectories", "screens_lm_trajectories"))}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
@@ -248,7 +255,7 @@ def pick(args: argparse.Namespace) -> None:
         seed = SEED
         if args.round in LATER_ROUNDS:
             seed, n = LATER_ROUNDS[args.round][0], GROUP_SIZES.get(args.round, GROUPS_ROUND3)[group]
-            held = n
+            held = 0 if args.round in TUNE_ROUNDS else n
             groups[group] = [t for t in groups[group] if t.id not in labelled]
         chosen = sorted(groups[group], key=lambda t: _key(t.id, seed))[:n]
         _print_choice(chosen, None if group == "corpora_proofs" else group, held)
@@ -267,7 +274,8 @@ def _print_choice(chosen: list, source: str | None, held: int) -> None:
 
 SHARED_ROUNDS = {15: (SHARED_COMPUTATIONS, SEED_ROUND15), 16: (MODEL_COTS, SEED_ROUND16), 17: (MODEL_COTS_TUNE, SEED_ROUND17),
                  18: (MODEL_COTS, SEED_ROUND18), 19: (MODEL_COTS, SEED_ROUND19), 20: (OPEN_ENDED, SEED_ROUND20),
-                 21: (OPEN_ENDED, SEED_ROUND21), 22: (OPEN_ENDED, SEED_ROUND22), 23: (OPEN_ENDED, SEED_ROUND23)}
+                 21: (OPEN_ENDED, SEED_ROUND21), 22: (OPEN_ENDED, SEED_ROUND22), 23: (OPEN_ENDED, SEED_ROUND23),
+                 24: (OPEN_ENDED_TUNE, SEED_ROUND24)}
 """The rounds drawn from the shared corpora alone: their groups and seed."""
 
 
@@ -299,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23),
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24),
                    default=2,
                    help="which fixture's choice to print")
     args = p.parse_args(argv)

@@ -42,6 +42,16 @@ def test_answers_come_from_the_last_box_only_when_none_is_mapped():
     assert [t.answer for t in out] == ["42", "41", None] and n == 1
 
 
+def test_a_whole_align_row_is_no_junk_mask_but_a_continuation_row_is():
+    # An LLM annotator lists align rows as written (the labelling guide lets a row keep its `&`); `&= 5 + 5` is residue.
+    from mrtasks.curate.quality import _masked_figures
+
+    solution = "\\begin{align*} x^2 + 2x &= 8 \\\\ &= 5 + 3 \\end{align*}"
+    row = {"solution": solution, "problem": "Find x.", "masked_solution": solution, "masks": ["x^2 + 2x &= 8", "&= 5 + 3"]}
+    figures = _masked_figures([row])
+    assert figures["junk_masks"] == 1 and figures["junk_by_reason"] == {"leading_relation": 1}
+
+
 def test_sample_build_has_no_junk_masks_and_no_visible_boxed_answer():
     result = run_pipeline(PipelineConfig(progress=False), HeuristicAnnotator())
     q = result.quality

@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from mrtasks.curate.heuristic import BOOKKEEPING, boxed_spans, junk_reason, role
+from mrtasks.curate.heuristic.spans import alignment_cut
 from mrtasks.mathcheck import last_boxed
 from mrtasks.rewards.baselines import calculator_correction, dataflow_order, surface_cue_rank
 from mrtasks.rewards.step_order import order_score
@@ -105,10 +106,19 @@ def _memo(memo: Memo, name: str, row: dict[str, Any], fn: Any) -> Any:
     return memo[key]
 
 
+def _whole_row(mask: str) -> bool:
+    """An align row `A &= B` as an LLM annotator lists it: a formula that keeps its `&` (the labelling guide allows it),
+    not the alignment residue of a continuation row `&= B`, which `integrity` cuts."""
+    text = mask.strip()
+    cut = alignment_cut(text, 0, len(text))
+    return cut is not None and bool(text[: cut - 1].strip())
+
+
 def _mask_reasons(row: dict[str, Any]) -> tuple[list[str], list[str], int, bool]:
     """One row's junk reasons, bookkeeping roles, masks copied from the problem and visible boxed answer."""
     answers = {b.strip() for b in _boxes(row["solution"])}  # a boxed final answer may be a bare number
-    junk = [reason for m in row["masks"] if m.strip() not in answers and (reason := junk_reason(m))]
+    junk = [reason for m in row["masks"] if m.strip() not in answers and (reason := junk_reason(m))
+            and not (reason == "alignment_residue" and _whole_row(m))]
     bookkeeping = [b for m, span in zip(row["masks"], mask_spans(row)) if m.strip() not in answers
                    and (b := bookkeeping_role(row, span))]  # fmt: skip
     copied = sum(copied_from_problem(m, row["problem"]) for m in row["masks"])
@@ -302,7 +312,8 @@ def quality_section(figures: dict[str, Any]) -> str:
     intro = (
         "Masked-Then-Fill: masks per row (a formula written more than once is masked at every copy, "
         "so this can exceed the distinct masks per row); junk masks (bare numbers or units, fragments such "
-        "as `t_1 - t_0 =`, unbalanced braces, alignment residue, tables, index ranges; must be 0); "
+        "as `t_1 - t_0 =`, unbalanced braces, alignment residue such as `&= 5`, tables, index ranges; a whole "
+        "align row `A &= B` is a formula; must be 0); "
         "bookkeeping masks (case labels and hypotheses, notation definitions, quantifier ranges, read "
         "from the words around the mask); the share of masks copied verbatim from the "
         "problem statement; rows whose masked prompt still shows a boxed final answer (must be 0). "

@@ -173,38 +173,37 @@ def test_bookkeeping_the_model_lists_is_left_out_unless_asked(server, drop):
     assert ann.stats["formulas_bookkeeping"] == (3 if drop else 0)
 
 
-def test_bookkeeping_by_its_shape_is_left_out_wherever_it_stands(server):
-    # An index range, a whole system written as one display and a lone figure name are no key formula whatever
-    # their sentence says; an align row `A &= B` is one, as the model lists it.
-    system = "\\begin{align*}\nx + y &= 3 \\\\\nx - y &= 1\n\\end{align*}"
-    solution = (
-        f"For $k = 1, \\ldots, n$ we have\n{system}\nAdding them,\n\\begin{{align*}}\n2x &= 4\n\\end{{align*}}\n"
-        "so in triangle $\\triangle ABC$ we get $x = 2$ and $2x^2 + y = 9$."
-    )
-    listed = ["2x^2 + y = 9", "k = 1, \\ldots, n", system, "\\triangle ABC", "2x &= 4"]
+_SYSTEM = "\\begin{align*}\nx + y &= 3 \\\\\nx - y &= 1\n\\end{align*}"
+
+
+@pytest.mark.parametrize(
+    "solution, listed, kept",
+    [
+        # an index range, a whole system written as one display and a lone figure name are no key formula whatever
+        # their sentence says; an align row `A &= B` is one, as the model lists it
+        (
+            f"For $k = 1, \\ldots, n$ we have\n{_SYSTEM}\nAdding them,\n\\begin{{align*}}\n2x &= 4\n\\end{{align*}}\n"
+            "so in triangle $\\triangle ABC$ we get $x = 2$ and $2x^2 + y = 9$.",
+            ["2x^2 + y = 9", "k = 1, \\ldots, n", _SYSTEM, "\\triangle ABC", "2x &= 4"],
+            ["2x^2 + y = 9", "2x &= 4"],
+        ),
+        # a sentence of words is neither a formula nor a result's name; a result's name stays
+        (
+            "The closure of a connected set is connected, so by Taylor's theorem with remainder "
+            "$f(x) = f(0) + x f'(c)$ and $|f(x)| \\le 2|x|$.",
+            ["|f(x)| \\le 2|x|", "The closure of a connected set is connected", "Taylor's theorem with remainder"],
+            ["|f(x)| \\le 2|x|", "Taylor's theorem with remainder"],
+        ),
+    ],
+)
+def test_what_is_no_key_formula_by_its_shape_is_left_out_wherever_it_stands(server, solution, listed, kept):
     server.responder = by_kind(formulas_reply(listed))
     ann = annotator(server, min_formulas=1, drop_bookkeeping=True)
 
     [out] = ann.annotate([traj(solution=solution, answer="9")])
 
-    assert [f.text for f in out.formulas] == ["2x^2 + y = 9", "2x &= 4"]
-    assert ann.stats["formulas_bookkeeping"] == 3
-
-
-def test_a_statement_in_prose_is_left_out_but_a_named_result_stays(server):
-    # A sentence of words is neither a formula nor a result's name; the heuristic never offers one.
-    solution = (
-        "The closure of a connected set is connected, so by Taylor's theorem with remainder $f(x) = f(0) + x f'(c)$ "
-        "and $|f(x)| \\le 2|x|$."
-    )
-    listed = ["|f(x)| \\le 2|x|", "The closure of a connected set is connected", "Taylor's theorem with remainder"]
-    server.responder = by_kind(formulas_reply(listed))
-    ann = annotator(server, min_formulas=1, drop_bookkeeping=True)
-
-    [out] = ann.annotate([traj(solution=solution, answer="2")])
-
-    assert [f.text for f in out.formulas] == ["|f(x)| \\le 2|x|", "Taylor's theorem with remainder"]
-    assert ann.stats["formulas_bookkeeping"] == 1
+    assert [f.text for f in out.formulas] == kept
+    assert ann.stats["formulas_bookkeeping"] == len(listed) - len(kept)
 
 
 def test_a_given_copied_from_the_problem_is_left_out(server):

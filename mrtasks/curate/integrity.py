@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from mrtasks.curate.heuristic.junk import junk_reason
-from mrtasks.curate.heuristic.spans import ALIGN_REL, strip_span
+from mrtasks.curate.heuristic.spans import ALIGN_REL, LEADING_REL, strip_span
 from mrtasks.trajectory import Formula, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -43,11 +43,6 @@ _TRAILING_TAG = re.compile(r"\\(?:tag\*?|label)\s*\{[^{}]*\}\s*$")
 _TRAILING_PUNCT = ".,;:"
 _BOX_TAIL = re.compile(r"(?:=|\\(?:equiv|approx)(?![a-zA-Z]))\s*\\(?:boxed|fbox)\s*\{")
 """The last relation of a chain, then the box that ends it: `... = \\boxed{`."""
-_LEADING_RELATION = re.compile(
-    r"(?:=|<|>|\\(?:leq?|geq?|leqslant|geqslant|neq?|equiv|approx|lt|gt|implies|iff|Rightarrow|Longrightarrow)(?![a-zA-Z]))\s*"
-)
-"""The relation that opens a continuation row listed without its `&` (`\\geq \\frac{(a+b)^2}{2}`); not `\\mid`, which may
-be an absolute-value bar (`\\mid A \\cup B \\mid = ...`)."""
 _CHAIN_RELATION = re.compile(r"\\(?:leq|geq|neq|le|ge|ne|lt|gt|equiv|approx)(?![a-zA-Z])|=|<|>")
 _FORBIDDEN = re.compile(r"\\(?:boxed|fbox|tag|label)(?![a-zA-Z])|</?think>|<\|im_end\|>|<\|endoftext\|>|<｜end▁of▁sentence｜>")
 
@@ -171,7 +166,7 @@ def repair_span(solution: str, formula: Formula) -> tuple[Formula | None, list[s
     if has_top_level_separator(text):
         return None, [*done, "removed_top_level_semicolon"]
     after_amp = start + 1 if text.startswith("&") else None
-    lead = ALIGN_REL.match(solution, after_amp, end) if after_amp else _LEADING_RELATION.match(solution, start, end)
+    lead = ALIGN_REL.match(solution, after_amp, end) if after_amp else LEADING_REL.match(solution, start, end)
     if after_amp or lead:  # a continuation row (`&= 5 + 5`): its result, as the heuristic offers it
         start, end = strip_span(solution, lead.end() if lead else after_amp, end)
         text = solution[start:end]

@@ -48,7 +48,7 @@ from mrtasks.curate.heuristic.candidates import formula_key
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.heuristic.junk import NO_KEY_FORMULA, junk_reason
 from mrtasks.curate.heuristic.ranking import copied_given
-from mrtasks.curate.heuristic.spans import math_spans
+from mrtasks.curate.heuristic.spans import INLINE_MATH, math_spans
 from mrtasks.curate.validate import (
     STEPS_SCHEMA,
     THEOREMS_SCHEMA,
@@ -78,14 +78,13 @@ T = TypeVar("T")
 STATEMENT_WORDS = 7
 """A listed item in prose of this many words or more (`The closure of a connected set is connected`) is a statement, not
 a formula or a result's name (`Taylor's theorem with remainder`): the heuristic never offers one."""
-_INLINE_MATH = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def prose_statement(solution: str, formula: Formula) -> bool:
     """The formula is a sentence of prose (`STATEMENT_WORDS` or more words outside any math, no `=`) that stands outside
     the solution's math."""
-    prose = _INLINE_MATH.sub(" ", formula.text)
+    prose = INLINE_MATH.sub(" ", formula.text)
     if "=" in prose or sum(1 for w in prose.split() if _WORD.search(w)) < STATEMENT_WORDS:
         return False
     spans, _ = math_spans(solution)
@@ -147,10 +146,10 @@ class LLMConfig:
     drop_bookkeeping: bool = True
     """Leave out a listed formula that is bookkeeping by its shape or too little to restore (a whole table or
     system, an index range, a reference label: `heuristic.junk.NO_KEY_FORMULA`), a statement in prose
-    (`prose_statement`), bookkeeping where it stands (a case
-    label or hypothesis, a definition that only names something, a table cell: `heuristic.context.role`) or a given
-    copied from the problem (`heuristic.ranking.copied_given`: filled by copying, not reasoning), as the heuristic
-    never offers one. The paper's prompt does not ask the model to; False keeps the model's list as it is."""
+    (`prose_statement`), bookkeeping where it stands (a case label or hypothesis, a definition that only names
+    something, a table cell: `heuristic.context.role`) or a given copied from the problem
+    (`heuristic.ranking.copied_given`: filled by copying, not reasoning), as the heuristic never offers one. The
+    paper's prompt does not ask the model to; False keeps the model's list as it is."""
     min_formulas: int = 7
     """When hallucinated formulas were removed and fewer than this remain, ask again (the paper keeps >= 7)."""
     min_step_coverage: float = 0.9

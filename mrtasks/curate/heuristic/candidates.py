@@ -22,17 +22,13 @@ from mrtasks.curate.heuristic.answers import ANSWER_OK, boxed_spans
 from mrtasks.curate.heuristic.config import HeuristicConfig
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.heuristic.junk import junk_reason
-from mrtasks.curate.heuristic.spans import MathSpan, Regions, alignment_cut, math_spans, row_spans, strip_span
+from mrtasks.curate.heuristic.spans import LEADING_REL, MathSpan, Regions, alignment_cut, math_spans, row_spans, strip_span
 from mrtasks.mathcheck.theorems import THEOREM_ALIASES, canonical_theorem
 
 _TRAILING_NOISE = re.compile(
     r"(?:\s|[.,;:]|\\\\|~|\\(?:[,;:! ]|quad|qquad|nonumber|notag)(?![A-Za-z])|\\(?:tag|label)\*?\{[^{}]*\})+$"
 )
 _LEADING_NOISE = re.compile(r"(?:\s|&|\\(?:[,;:! ]|quad|qquad)(?![A-Za-z]))+")
-_LEADING_REL = re.compile(
-    r"(?:=|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|simeq|cong|implies|iff|Rightarrow|"
-    r"Longrightarrow|Leftrightarrow|Longleftrightarrow|lt|gt)(?![A-Za-z]))"
-)
 _NUM = r"\$?\d(?:[\d,]*\d)?(?:\.\d+)?%?(?![\w.])"
 _NOT_UNIT = r"(?:x|and|or|to|is|in|so|of|for|at|on|the|then|we|it|he|she|they|per|each|more|less|left|total)\b"
 _UNIT = rf"(?:[ \t]*/[ \t]*[a-zA-Z]{{2,}}\b|[ \t]+(?!{_NOT_UNIT})[a-zA-Z]{{2,}}(?:/[a-zA-Z]+)?\b)"
@@ -103,7 +99,7 @@ def _trim(text: str, a: int, b: int, rhs: bool = True) -> tuple[int, int]:
             while b > a and text[b - 1] in " \t\n\r.,;:~":
                 b -= 1
     if rhs:
-        m = _LEADING_REL.match(text, a, b)
+        m = LEADING_REL.match(text, a, b)
         if m:
             a = m.end()
             m = _LEADING_NOISE.match(text, a, b)

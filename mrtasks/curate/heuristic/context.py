@@ -39,7 +39,7 @@ import functools
 import re
 
 from mrtasks.curate.heuristic.junk import DOTS
-from mrtasks.curate.heuristic.spans import math_spans
+from mrtasks.curate.heuristic.spans import INLINE_MATH, math_spans
 from mrtasks.mathcheck.latex import split_top_level, wrapped
 
 BOOKKEEPING = ("case_label", "case_hypothesis", "definition", "quantifier_range", "table_cell")
@@ -56,7 +56,6 @@ _CLAIM_WORD = re.compile(r"claim|lemma|proposition|observation|prove|show|suffic
 _ASSUMED_WORD = re.compile(r"suppos|assum|such|satisfying|provided")
 
 _MATH_OPEN = re.compile(r"(?:\$\$?|\\\(|\\\[|\\begin\{[a-z*]+\})\s*$")
-_INLINE = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
 _SENTENCE_END = re.compile(r"[.!?]\$?\s+|\n\s*\n|\\\]|\\end\{(?:align|equation|gather|multline|eqnarray)\*?\}|\$\$")
 _CASE_LABEL = re.compile(
     r"(?:^|\W)(?:sub)?case\s*(?:\(?[\w.]{0,6}\)?)?\s*[:.)\-\u2013]?\s*(?:\*\*)?\s*(?:M\s*,?\s*(?:or|and)\s+)*$"
@@ -308,7 +307,7 @@ def _clause(solution: str, start: int) -> str:
     ends = [m.end() for m in _SENTENCE_END.finditer(text)]
     if ends:
         text = text[ends[-1] :]
-    return _INLINE.sub(" M ", text) if "$" in text or "\\(" in text else text
+    return INLINE_MATH.sub(" M ", text) if "$" in text or "\\(" in text else text
 
 
 _AND_TEXT = re.compile(r"\\text\s*\{\s*and\s*\}")
@@ -507,7 +506,7 @@ def role(solution: str, start: int, end: int, known: str = "") -> str | None:
     if "case" in low[-40:] and _CASE_LABEL.search(tail[-40:]) and _AFTER_LABEL.match(solution, end):
         return "case_label"
     if solution.find("ase", max(0, start - 40), start) >= 0 and "case" not in low[-40:]:
-        head = _INLINE.sub(" M ", _MATH_OPEN.sub("", solution[max(0, start - 40) : start].rstrip()) + " ")
+        head = INLINE_MATH.sub(" M ", _MATH_OPEN.sub("", solution[max(0, start - 40) : start].rstrip()) + " ")
         if _CASE_LABEL.search(head) and _AFTER_LABEL.match(solution, end):
             return "case_label"  # `- Case 3. $x<1$ or ...`: the clause reader cut the sentence at `3. `
     if _HYPOTHESIS_WORD.search(low[-70:]) and _HYPOTHESIS.search(tail[-70:]) and _one_relation(solution[start:end]):

@@ -189,6 +189,14 @@ def top_level_marks(text: str, start: int = 0, end: int | None = None) -> Iterat
         i += 1
 
 
+INLINE_MATH = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
+"""An inline formula, `$...$` or `\\(...\\)`, for reading the words around or between formulas."""
+LEADING_REL = re.compile(
+    r"(?:=|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|simeq|cong|implies|iff|Rightarrow|"
+    r"Longrightarrow|Leftrightarrow|Longleftrightarrow|lt|gt)(?![A-Za-z]))"
+)
+"""The relation that opens a continuation row (`= 2x`, `\\le 2\\sqrt{xy}`); not `\\mid`, an absolute-value bar in some
+sources (`\\mid A \\cup B \\mid = ...`)."""
 ALIGN_REL = re.compile(
     r"\s*(?:=|<|>|\\(?:le|ge|leq|geq|leqslant|geqslant|neq|ne|equiv|approx|sim|simeq|cong|lt|gt|implies|iff|"
     r"Rightarrow|Longrightarrow|Leftrightarrow|subset|subseteq|mid|to|mapsto)(?![A-Za-z]))"

@@ -55,7 +55,7 @@ import bisect
 import re
 
 from mrtasks.curate.heuristic.config import HeuristicConfig
-from mrtasks.curate.heuristic.spans import Regions, math_spans, protected_regions, strip_span
+from mrtasks.curate.heuristic.spans import INLINE_MATH, Regions, math_spans, protected_regions, strip_span
 
 Segment = tuple[int, int]
 
@@ -392,12 +392,11 @@ def _units(solution: str, protected: Regions, lists: list[tuple[int, int, list[i
 
 _DIGITS = re.compile(r"\d+")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
-_INLINE_MATH = re.compile(r"\$[^$]*\$|\\\(.*?\\\)")
 _TEMPLATE_WORD = re.compile(r"[a-zN]+|M")
 
 
 def _template(text: str) -> tuple[str, ...]:
-    words = _INLINE_MATH.sub(" M ", text[:160].lower())
+    words = INLINE_MATH.sub(" M ", text[:160].lower())
     return tuple(_TEMPLATE_WORD.findall(_DIGITS.sub("N", words))[:2])
 
 

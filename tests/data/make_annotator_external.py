@@ -37,7 +37,9 @@ held out, to measure both annotators (the heuristic, and the llm one through `mr
 `pick --round 21` draws the same groups again, round 20's rows and the trajectories of screens J-M left out too, to
 measure the llm annotator's bookkeeping changes that rounds 9-20 were measured before and after; `pick --round 22`
 draws them once more, round 21's rows left out too, to measure both annotators after the lexicon's second round and the
-proof-structure step rules.
+proof-structure step rules; `pick --round 25` (tune) leaves out round 24's rows too and takes the last three long
+ProofNet/miniF2F proofs and 21 shorter olympiad proofs (`olympiadbench_tp_short`, 1000-2499 chars: every longer one is
+labelled or screened), proofs labelled with the guide of the frozen rounds 18-23 as tune material.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ SEED_ROUND21 = "annotator-gold-round21"
 SEED_ROUND22 = "annotator-gold-round22"
 SEED_ROUND23 = "annotator-gold-round23"
 SEED_ROUND24 = "annotator-gold-round24"
+SEED_ROUND25 = "annotator-gold-round25"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -87,6 +90,8 @@ GROUPS = {
     "math_train": ("Level 5, solution 1000-8000 chars", 10, 7),
     "corpora_proofs": ("proofnet_test/valid + minif2f_informal rows not in annotator_gold.jsonl, "
                        "solution at least the 75th percentile of their lengths", 10, 6),
+    "olympiadbench_tp_short": ("Theorem_Proving rows, first solution 1000-2499 chars (drawn from round 25 on, when "
+                               "every longer one was labelled or screened)", 0, 0),
 }
 # rounds 3 and later: the same rules, rows no earlier fixture labelled, every row held out
 GROUPS_ROUND3 = {"olympiadbench_tp": 6, "imo_proofbench": 4, "math_train": 6, "corpora_proofs": 6}
@@ -101,10 +106,13 @@ GROUP_SIZES = {9: {"olympiadbench_tp": 8, "imo_proofbench": 4, "math_train": 10,
                21: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12},
                22: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12},
                23: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12},
-               24: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 12, "corpora_proofs": 0}}
-TUNE_ROUNDS = (24,)
+               24: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 12, "corpora_proofs": 0},
+               25: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 0, "corpora_proofs": 3,
+                    "olympiadbench_tp_short": 21}}
+TUNE_ROUNDS = (24, 25)
 """Rounds drawn as tune material: every row `tune` (round 24: computations labelled with the guide the frozen rounds
-18-23 were labelled with, which no tune round had for MATH)."""
+18-23 were labelled with, which no tune round had for MATH; round 25: proofs, the same for olympiad and ProofNet
+proofs, whose only tune rows were labelled with earlier guides)."""
 EARLIER_FIXTURES = ("annotator_gold.jsonl", "annotator_gold_proofs.jsonl", "annotator_gold_external.jsonl")
 LATER_ROUNDS = {3: (SEED_ROUND3, EARLIER_FIXTURES),
                 4: (SEED_ROUND4, (*EARLIER_FIXTURES, "annotator_gold_round3.jsonl")),
@@ -145,6 +153,7 @@ LATER_ROUNDS[21] = (SEED_ROUND21, (*LATER_ROUNDS[20][1], "annotator_gold_round20
 LATER_ROUNDS[22] = (SEED_ROUND22, (*LATER_ROUNDS[21][1], "annotator_gold_round21.jsonl"))
 LATER_ROUNDS[23] = (SEED_ROUND23, (*LATER_ROUNDS[22][1], "annotator_gold_round22.jsonl"))
 LATER_ROUNDS[24] = (SEED_ROUND24, (*LATER_ROUNDS[23][1], "annotator_gold_round23.jsonl"))
+LATER_ROUNDS[25] = (SEED_ROUND25, (*LATER_ROUNDS[24][1], "annotator_gold_round24.jsonl"))
 OPEN_ENDED = {"olympiadbench_oe_en": ("OlympiadBench open-ended English solutions of at least 1000 chars", 1000, 6, 6)}
 OPEN_ENDED_TUNE = {"olympiadbench_oe_en": ("OlympiadBench open-ended English solutions of at least 1000 chars", 1000, 12, 0)}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
@@ -153,7 +162,7 @@ SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREEN
             12: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             **dict.fromkeys((14, 15, 16, 17, 18, 19, 20), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")),
-            **dict.fromkeys((21, 22, 23, 24), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i",
+            **dict.fromkeys((21, 22, 23, 24, 25), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i",
                                        "screens_jk_trajectories", "screens_lm_trajectories"))}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
@@ -214,6 +223,8 @@ def _key(rid: str, seed: str = SEED) -> str:
 def _eligible(group: str, raw: dict, n: int) -> bool:
     if group == "olympiadbench_tp":
         return 2500 <= n <= 8000
+    if group == "olympiadbench_tp_short":
+        return 1000 <= n < 2500
     if group == "imo_proofbench":
         return 2000 <= n <= 8000
     if group == "math_train":
@@ -231,8 +242,9 @@ def pick(args: argparse.Namespace) -> None:
     groups: dict[str, list] = {g: [] for g in GROUPS}
     for t in trajs:
         src = raw[t.id]["source"]
-        if _eligible(src, raw[t.id], len(t.solution)):
-            groups[src].append(t)
+        for group in (src, f"{src}_short") if src == "olympiadbench_tp" else (src,):
+            if _eligible(group, raw[t.id], len(t.solution)):
+                groups[group].append(t)
     labelled = {json.loads(line)["id"] for line in open(here / "annotator_gold.jsonl", encoding="utf-8")}
     if args.round in LATER_ROUNDS:
         earlier = LATER_ROUNDS[args.round][1]
@@ -254,11 +266,11 @@ def pick(args: argparse.Namespace) -> None:
     for group, (rule, n, held) in GROUPS.items():
         seed = SEED
         if args.round in LATER_ROUNDS:
-            seed, n = LATER_ROUNDS[args.round][0], GROUP_SIZES.get(args.round, GROUPS_ROUND3)[group]
+            seed, n = LATER_ROUNDS[args.round][0], GROUP_SIZES.get(args.round, GROUPS_ROUND3).get(group, 0)
             held = 0 if args.round in TUNE_ROUNDS else n
             groups[group] = [t for t in groups[group] if t.id not in labelled]
         chosen = sorted(groups[group], key=lambda t: _key(t.id, seed))[:n]
-        _print_choice(chosen, None if group == "corpora_proofs" else group, held)
+        _print_choice(chosen, None if group == "corpora_proofs" else group.removesuffix("_short"), held)
         print(f"# {group}: {len(groups[group])} eligible ({rule}), {len(chosen)} picked, {min(held, len(chosen))} held out",
               file=sys.stderr)
 
@@ -307,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24),
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25),
                    default=2,
                    help="which fixture's choice to print")
     args = p.parse_args(argv)

@@ -194,6 +194,12 @@ _SYSTEM = "\\begin{align*}\nx + y &= 3 \\\\\nx - y &= 1\n\\end{align*}"
             ["|f(x)| \\le 2|x|", "The closure of a connected set is connected", "Taylor's theorem with remainder"],
             ["|f(x)| \\le 2|x|", "Taylor's theorem with remainder"],
         ),
+        # so is a clause, however short (a subject pronoun or a finite verb); a technique's name stays
+        (
+            "We proceed by contradiction. Then the graph is bipartite, and a proof by contrapositive gives $d(v) = 4$.",
+            ["d(v) = 4", "the graph is bipartite", "We proceed by contradiction", "proof by contrapositive"],
+            ["d(v) = 4", "proof by contrapositive"],
+        ),
     ],
 )
 def test_what_is_no_key_formula_by_its_shape_is_left_out_wherever_it_stands(server, solution, listed, kept):
@@ -204,6 +210,38 @@ def test_what_is_no_key_formula_by_its_shape_is_left_out_wherever_it_stands(serv
 
     assert [f.text for f in out.formulas] == kept
     assert ann.stats["formulas_bookkeeping"] == len(listed) - len(kept)
+
+
+_GROUP = (
+    "Suppose $a^2 \\neq e$. Then $a^2=e$ or $a^2=b$ cannot both fail, and the area is equal to $\\frac{1}{2} a b$.\n"
+    "Hence $p(z)=(z-$ $\\lambda) q(z)$ and the common ratio is $\\frac{54}{36}=\\frac{3}{2}$, so $76-40=36$.\n"
+    "So $\\mathcal{B}$ is a basis for a topology on $\\mathbb{R}$."
+)
+
+
+@pytest.mark.parametrize(
+    "listed, kept",
+    [
+        # a formula labelled in prose (not verbatim) is read as the formulas it sets in math
+        (["Common ratio: $\\frac{54}{36}=\\frac{3}{2}$", "Terms from sums: $76-40=36$"],
+         ["\\frac{54}{36}=\\frac{3}{2}", "76-40=36"]),
+        # a verbatim span across the text's delimiters keeps its pieces inside the math, never the prose between,
+        # nor a lone symbol
+        (["a^2=e$ or $a^2=b", "the area is equal to $\\frac{1}{2} a b$", "\\mathcal{B}$ is a basis for a topology on $\\mathbb{R}"],
+         ["a^2=e", "a^2=b", "\\frac{1}{2} a b"]),
+        # a formula the source broke across `$ $`, a plain formula and a result's name stay whole
+        (["p(z)=(z-$ $\\lambda) q(z)", "76-40=36", "the area formula"],
+         ["p(z)=(z-$ $\\lambda) q(z)", "76-40=36"]),
+    ],
+)
+def test_formulas_listed_in_prose_are_read_as_their_math(server, listed, kept):
+    server.responder = by_kind(formulas_reply(listed))
+    ann = annotator(server, min_formulas=1)
+
+    [out] = ann.annotate([traj(solution=_GROUP, answer=None)])
+
+    assert [f.text for f in out.formulas] == kept
+    assert all(_GROUP[f.start : f.end] == f.text for f in out.formulas)
 
 
 def test_a_given_copied_from_the_problem_is_left_out(server):

@@ -47,8 +47,8 @@ from mrtasks.curate.cache import ResponseCache, default_cache_path, request_key
 from mrtasks.curate.heuristic.candidates import formula_key
 from mrtasks.curate.heuristic.context import BOOKKEEPING, role
 from mrtasks.curate.heuristic.junk import NO_KEY_FORMULA, junk_reason
-from mrtasks.curate.heuristic.ranking import copied_given
-from mrtasks.curate.heuristic.spans import INLINE_MATH, math_spans
+from mrtasks.curate.heuristic.ranking import copied_given, names_only
+from mrtasks.curate.heuristic.spans import INLINE_MATH, math_spans, strip_span
 from mrtasks.curate.validate import (
     STEPS_SCHEMA,
     THEOREMS_SCHEMA,
@@ -79,13 +79,57 @@ STATEMENT_WORDS = 7
 """A listed item in prose of this many words or more (`The closure of a connected set is connected`) is a statement, not
 a formula or a result's name (`Taylor's theorem with remainder`): the heuristic never offers one."""
 _WORD = re.compile(r"[A-Za-z]{2,}")
+_CLAUSE = re.compile(
+    r"^(?:we|it|this|these|they|there)\b|\b(?:is|are|was|were|be|has|have|had|holds?|follows?|proceeds?|shows?|proves?|"
+    r"gets?|obtains?|implies|gives?|must|can|cannot)\b",
+    re.IGNORECASE,
+)
+"""A clause, shorter than a statement but no name: a subject pronoun first or a finite verb (`the graph is bipartite`,
+`We proceed by contradiction`, `each vertex has degree 4`); a name has neither (`proof by contrapositive`)."""
+_LATEX = re.compile(r"[\\$^_={}]")
+_DELIMITED = re.compile(r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+"""A formula set in math delimiters inside a listed item (its content is the group that matched)."""
+_DELIMITER = re.compile(r"\$|\\[()\[\]]")
+
+
+def delimited_parts(item: str, solution: str) -> list[str]:
+    """A listed item as the formulas it names: the item itself, or, when it carries a formula in prose that does not
+    occur verbatim (`Common ratio: $\\frac{54}{36}=\\frac{3}{2}$`, `$76-40=36$, $130-76=54$`), each formula it sets in
+    math delimiters. An item found verbatim is cut where it leaves the solution's math afterwards (`math_parts`)."""
+    text = strip_math_delimiters(item)
+    if not _DELIMITER.search(text) or compact(text) in compact(solution):
+        return [item]
+    parts = [next(g for g in m.groups() if g is not None) for m in _DELIMITED.finditer(item)]
+    return [p for p in parts if p.strip()] or [item]
+
+
+def math_parts(solution: str, formula: Formula) -> list[Formula]:
+    """A located item that runs across the solution's math delimiters (`a^2=e$ or $a^2=b`, `the area is equal to
+    $\\frac{1}{2} a b$`) as its pieces inside the math, less lone symbols and names: the prose between them is no
+    formula, and a mask across a delimiter would garble the row. An item with no delimiter in it (inside one formula,
+    in prose only, the rows of a display environment), or over a formula the source broke across `$ $` at a line end,
+    stays whole."""
+    if not _DELIMITER.search(formula.text):
+        return [formula]
+    spans = [s for s in math_spans(solution)[0] if s.outer_start < formula.end and formula.start < s.outer_end]
+    if not spans or (len(spans) == 1 and spans[0].start <= formula.start and formula.end <= spans[0].end):
+        return [formula]
+    if len(spans) > 1 and all(not solution[a.end : b.start].replace("$", "").strip() for a, b in zip(spans, spans[1:])):
+        return [formula]  # `(z-$ $\left.\lambda_j\right)`: one formula the line break split
+    pieces = []
+    for s in spans:
+        a, b = strip_span(solution, max(formula.start, s.start), min(formula.end, s.end))
+        if a < b and not names_only(solution[a:b]):  # `$\mathcal{B}$ is a basis`: a symbol is no formula the model named
+            pieces.append(Formula(solution[a:b], a, b))
+    return pieces
 
 
 def prose_statement(solution: str, formula: Formula) -> bool:
-    """The formula is a sentence of prose (`STATEMENT_WORDS` or more words outside any math, no `=`) that stands outside
-    the solution's math."""
+    """The formula is a sentence of prose (`STATEMENT_WORDS` or more words outside any math, no `=`) or a clause in words
+    alone (`_CLAUSE`), standing outside the solution's math."""
     prose = INLINE_MATH.sub(" ", formula.text)
-    if "=" in prose or sum(1 for w in prose.split() if _WORD.search(w)) < STATEMENT_WORDS:
+    clause = not _LATEX.search(formula.text) and bool(_CLAUSE.search(formula.text.strip()))
+    if not clause and ("=" in prose or sum(1 for w in prose.split() if _WORD.search(w)) < STATEMENT_WORDS):
         return False
     spans, _ = math_spans(solution)
     return not any(s.outer_start <= formula.start and formula.end <= s.outer_end for s in spans)
@@ -449,16 +493,20 @@ class LLMAnnotator(Annotator):
     def _parse_formulas(self, text: str, t: Trajectory) -> list[Formula]:
         obj = extract_json(text)
         validate_schema(obj, THEOREMS_SCHEMA)
-        match = locate_formulas(t.solution, obj["theorems"], self.config.allow_repeated_formulas)
+        items = [part for item in obj["theorems"] for part in delimited_parts(item, t.solution)]
+        match = locate_formulas(t.solution, items, self.config.allow_repeated_formulas)
         if match.missing and len(match.formulas) < self.config.min_formulas:
             shown = "; ".join(repr(m[:60]) for m in match.missing[:3])
             raise Rejected(
                 "llm_hallucinated_formulas",
-                f"{len(match.missing)} of {len(obj['theorems'])} items do not occur verbatim in the text: {shown}",
+                f"{len(match.missing)} of {len(items)} items do not occur verbatim in the text: {shown}",
             )
         self.stats["formulas_removed"] += len(match.missing)
         self.stats["formulas_repeated"] += match.repeated
-        return self._key_formulas(match.formulas, t)
+        self.stats["formulas_from_prose"] += len(items) - len(obj["theorems"])
+        formulas = [part for f in match.formulas for part in math_parts(t.solution, f)]
+        self.stats["formulas_cut_to_math"] += sum(f not in formulas for f in match.formulas)
+        return self._key_formulas(formulas, t)
 
     def _key_formulas(self, formulas: list[Formula], t: Trajectory) -> list[Formula]:
         """The model's formulas less what is no key formula: the final answer as a lone value (the tasks mask or

@@ -54,13 +54,16 @@ the others, so a row with formulas to spare masks those."""
 
 
 def _minor(text: str, kind: str) -> bool:
-    """A short expression without a relation (`(i+1)`, `2 \\times 2`, `f(0)`) or a lone symbol
-    (`\\ell^{\\prime}`, `x_{1}`) or the name of a figure object (`\\overline{C D}`, `\\angle B B_{1} C`): context, not a
-    key formula (a figure label has nothing to fill in)."""
+    """A short expression without a relation (`(i+1)`, `2 \\times 2`, `f(0)`) or a name (`names_only`): context, not a
+    key formula."""
     if kind not in ("math", "plain"):
         return False
-    if len(significant(text)) <= 10 and not _RELATION.search(text):
-        return True
+    return (len(significant(text)) <= 10 and not _RELATION.search(text)) or names_only(text)
+
+
+def names_only(text: str) -> bool:
+    """A lone symbol (`\\ell^{\\prime}`, `x_{1}`), a list of symbols or the name of a figure object (`\\overline{C D}`,
+    `\\angle B B_{1} C`): it names something and has nothing to fill in."""
     if _LONE_SYMBOL.fullmatch(text.strip()) or ("," in text and _LONE_SYMBOLS.fullmatch(text)):
         return True
     return not _RELATION.search(text) and bool(_LETTERS.fullmatch(_NAME_MARKUP.sub("", text)))

@@ -343,9 +343,10 @@ class LLMAnnotator(Annotator):
         self.cache = ResponseCache(config.cache_path)
         self.stats: Counter[str] = Counter()
         """requests, cache_hits, transport_retries (by the SDK), oversized_responses, retried_answers,
-        formulas_removed (not in the solution), formulas_repeated (occur twice), formulas_lone_answer (the final
-        answer as a lone value, `masked_then_fill.restates_answer`), formulas_bookkeeping (`drop_bookkeeping`),
-        drop:<reason>."""
+        formulas_removed (not in the solution), formulas_repeated (occur twice), formulas_from_prose (formulas read
+        from items in prose, `delimited_parts`), formulas_cut_to_math (items cut to their math, `math_parts`),
+        formulas_lone_answer (the final answer as a lone value, `masked_then_fill.restates_answer`),
+        formulas_bookkeeping (`drop_bookkeeping`), drop:<reason>."""
         self._client: Any = None
         self._semaphore: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[str]] = {}

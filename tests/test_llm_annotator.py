@@ -220,21 +220,21 @@ _GROUP = (
 
 
 @pytest.mark.parametrize(
-    "listed, kept",
+    "listed, kept, changed",
     [
         # a formula labelled in prose (not verbatim) is read as the formulas it sets in math
         (["Common ratio: $\\frac{54}{36}=\\frac{3}{2}$", "Terms from sums: $76-40=36$"],
-         ["\\frac{54}{36}=\\frac{3}{2}", "76-40=36"]),
+         ["\\frac{54}{36}=\\frac{3}{2}", "76-40=36"], 2),
         # a verbatim span across the text's delimiters keeps its pieces inside the math, never the prose between,
         # nor a lone symbol
         (["a^2=e$ or $a^2=b", "the area is equal to $\\frac{1}{2} a b$", "\\mathcal{B}$ is a basis for a topology on $\\mathbb{R}"],
-         ["a^2=e", "a^2=b", "\\frac{1}{2} a b"]),
+         ["a^2=e", "a^2=b", "\\frac{1}{2} a b"], 3),
         # a formula the source broke across `$ $`, a plain formula and a result's name stay whole
-        (["p(z)=(z-$ $\\lambda) q(z)", "76-40=36", "the area formula"],
-         ["p(z)=(z-$ $\\lambda) q(z)", "76-40=36"]),
+        (["p(z)=(z-$ $\\lambda) q(z)", "76-40=36", "common ratio"],
+         ["p(z)=(z-$ $\\lambda) q(z)", "76-40=36", "common ratio"], 0),
     ],
 )
-def test_formulas_listed_in_prose_are_read_as_their_math(server, listed, kept):
+def test_formulas_listed_in_prose_are_read_as_their_math(server, listed, kept, changed):
     server.responder = by_kind(formulas_reply(listed))
     ann = annotator(server, min_formulas=1)
 
@@ -242,6 +242,7 @@ def test_formulas_listed_in_prose_are_read_as_their_math(server, listed, kept):
 
     assert [f.text for f in out.formulas] == kept
     assert all(_GROUP[f.start : f.end] == f.text for f in out.formulas)
+    assert ann.stats["formulas_from_prose"] + ann.stats["formulas_cut_to_math"] == changed
 
 
 def test_a_given_copied_from_the_problem_is_left_out(server):

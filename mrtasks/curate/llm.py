@@ -494,7 +494,8 @@ class LLMAnnotator(Annotator):
     def _parse_formulas(self, text: str, t: Trajectory) -> list[Formula]:
         obj = extract_json(text)
         validate_schema(obj, THEOREMS_SCHEMA)
-        items = [part for item in obj["theorems"] for part in delimited_parts(item, t.solution)]
+        read = [delimited_parts(item, t.solution) for item in obj["theorems"]]
+        items = [part for parts in read for part in parts]
         match = locate_formulas(t.solution, items, self.config.allow_repeated_formulas)
         if match.missing and len(match.formulas) < self.config.min_formulas:
             shown = "; ".join(repr(m[:60]) for m in match.missing[:3])
@@ -504,7 +505,7 @@ class LLMAnnotator(Annotator):
             )
         self.stats["formulas_removed"] += len(match.missing)
         self.stats["formulas_repeated"] += match.repeated
-        self.stats["formulas_from_prose"] += len(items) - len(obj["theorems"])
+        self.stats["formulas_from_prose"] += sum(parts != [item] for item, parts in zip(obj["theorems"], read))
         formulas = [part for f in match.formulas for part in math_parts(t.solution, f)]
         self.stats["formulas_cut_to_math"] += sum(f not in formulas for f in match.formulas)
         return self._key_formulas(formulas, t)

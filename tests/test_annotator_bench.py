@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mrtasks.curate.annotator_bench import EXIT_ANNOTATOR, evaluate, load_fixture, main
+from mrtasks.curate.annotator_bench import CUT_LAYOUTS, EXIT_ANNOTATOR, cut_layout, evaluate, load_fixture, main
 from mrtasks.curate.testing import FakeOpenAIServer, request_kind, request_solution
 from mrtasks.trajectory import Formula, Trajectory
 from tests.conftest import REPO_ROOT
@@ -103,6 +103,20 @@ def test_a_second_labelling_is_scored_as_the_labellers_agreement(tmp_path, capsy
     with pytest.raises(SystemExit):
         main(["--fixture", str(fixture), "--second-labelling", str(second), "--source", spec])
     assert "has no row mini/p1" in capsys.readouterr().err
+
+
+def test_cuts_are_counted_by_where_they_fall(tmp_path, capsys):
+    text = "We first count.\n\nThere are $3$ cases.\nEach gives $2$. So $6$ in all."
+    assert [cut_layout(text, text.index(s)) for s in ("There", "Each", "So")] == list(CUT_LAYOUTS)
+    src, fixture = _write(tmp_path)
+    spec = f"{src}:problem=question,solution=text,id=uid,kind=type"
+    second = tmp_path / "second.jsonl"
+    rows = [json.loads(line) for line in fixture.read_text().splitlines()]
+    rows[0]["steps"] = ["Assume", "Hence"]  # keeps the cut at `Hence`, misses the one at `Then`
+    second.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    main(["--fixture", str(fixture), "--second-labelling", str(second), "--source", spec, "--json", "--by-layout"])
+    inside = json.loads(capsys.readouterr().out)["cuts_by_layout"]["all"]["inside a line"]
+    assert inside == {"cuts": 2, "kept": 2, "gold_missed": 1}  # `Hence` and c1's `Then` kept, p1's `Then` missed
 
 
 def test_repeated_fixtures_are_pooled_into_one_figure(tmp_path, capsys):

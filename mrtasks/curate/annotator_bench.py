@@ -24,7 +24,9 @@ Figures (micro-averaged over rows):
 - masked-set precision: the same over rows eligible for Masked-Then-Fill (>= 7 formulas), i.e.
   over the masks a build would make;
 - recall of gold top-7: the share of each row's 7 best gold formulas among the first 7;
-- step boundaries: precision, recall and F1 of the cut positions (whitespace ignored).
+- step boundaries: precision, recall and F1 of the cut positions (whitespace ignored); `--by-layout` adds, for
+  cuts at a blank line, at a single line break and inside a line, how many the annotator makes, how many of those the
+  labels keep and how many gold cuts it misses there (granularity in dense paragraphs shows in the last).
 
 A formula matches a gold one when both are equal after removing whitespace, `$`, alignment `&`,
 sizing commands, a `\\boxed{}` wrapper, a leading relation or implication arrow and final punctuation, or when one
@@ -134,6 +136,15 @@ def gold_boundaries(solution: str, starts: list[str]) -> set[int]:
     return cuts
 
 
+CUT_LAYOUTS = ("blank line", "line break", "inside a line")
+
+
+def cut_layout(solution: str, cut: int) -> str:
+    """Where a cut falls: after a blank line, after a single line break, or between sentences of one line."""
+    gap = solution[len(solution[:cut].rstrip()) : cut]
+    return CUT_LAYOUTS[0] if re.search(r"\n[ \t]*\n", gap) else CUT_LAYOUTS[1] if "\n" in gap else CUT_LAYOUTS[2]
+
+
 @dataclass
 class Tally:
     """Counts behind the figures of one group of rows."""
@@ -149,6 +160,8 @@ class Tally:
     cut_tp: int = 0
     cut_pred: int = 0
     cut_gold: int = 0
+    layouts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(layout, `kept` / `dropped` / `missed`): the annotator's cuts the labels keep or not, and gold cuts it misses."""
     misses: list[dict[str, Any]] = field(default_factory=list)
 
     def figures(self) -> dict[str, Any]:
@@ -164,6 +177,15 @@ class Tally:
             "step_precision": round(p, 4),
             "step_recall": round(r, 4),
             "step_f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+        }
+
+
+    def by_layout(self) -> dict[str, dict[str, int]]:
+        """Per cut layout: the annotator's cuts, how many the labels keep, and the gold cuts it misses there."""
+        return {
+            where: {"cuts": self.layouts[where, "kept"] + self.layouts[where, "dropped"],
+                    "kept": self.layouts[where, "kept"], "gold_missed": self.layouts[where, "missed"]}
+            for where in CUT_LAYOUTS
         }
 
 
@@ -326,6 +348,9 @@ def evaluate(
             t.cut_tp += len(pred_cuts & gold_cuts)
             t.cut_pred += len(pred_cuts)
             t.cut_gold += len(gold_cuts)
+            for cut in pred_cuts | gold_cuts:
+                fate = "missed" if cut not in pred_cuts else "kept" if cut in gold_cuts else "dropped"
+                t.layouts[cut_layout(traj.solution, cut), fate] += 1
             if name == "all":
                 t.misses += [{"id": traj.id, "wrong": p} for p, h in zip(top, hits) if not h]
     return tallies
@@ -423,6 +448,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--by", choices=("kind", "source"), help="also report the figures per fixture kind or source")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--misses", action="store_true", help="also list the top-7 formulas that are not gold")
+    p.add_argument("--by-layout", action="store_true",
+                   help="also report the step cuts by where they fall (blank line, line break, inside a line): how "
+                        "many the annotator makes, how many the labels keep, how many gold cuts it misses")
     p.add_argument("--second-labelling", type=Path, metavar="FILE",
                    help="score this labelling of the same rows (a fixture file) instead of the annotator: the "
                         "labellers' agreement, the ceiling of the annotator's figures")
@@ -457,18 +485,21 @@ def main(argv: list[str] | None = None) -> None:
         labelled = {traj.id: annotate(traj) for _, traj in items}  # once: `--by` scores each group again
         annotate = lambda traj: labelled[traj.id]  # noqa: E731
         tallies = evaluate(items, annotate)
-        figures = {name: t.figures() for name, t in tallies.items()}
+        groups = dict(tallies)
         for group in sorted({gold[args.by] for gold, _ in items}) if args.by else []:
             part = [(gold, traj) for gold, traj in items if gold[args.by] == group]
-            figures |= {f"{group}/{name}": t.figures() for name, t in evaluate(part, annotate).items() if t.rows}
+            groups |= {f"{group}/{name}": t for name, t in evaluate(part, annotate).items() if t.rows}
+        figures = {name: t.figures() for name, t in groups.items()}
     except EndpointError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(EXIT_ANNOTATOR) from None
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
+    layouts = {name: t.by_layout() for name, t in groups.items() if t.rows} if args.by_layout else {}
     if args.json:
         extra = {"dropped": llm_run.report(), "llm_calls": llm_run.stats} if llm_run else {}
+        extra |= {"cuts_by_layout": layouts} if layouts else {}
         print(json.dumps(figures | extra, indent=2))
     else:
         who = f"labelling {args.second_labelling.name}" if args.second_labelling else "heuristic annotator"
@@ -485,6 +516,10 @@ def main(argv: list[str] | None = None) -> None:
             for i, why in llm_run.report()["ids"].items():
                 print(f"  dropped: {i}: {why[:160]}")
             print("  llm calls: " + ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in llm_run.stats.items()))
+        for name, by in layouts.items():
+            print(f"  cuts, {name}: " + "; ".join(
+                f"{where} {f['kept']} of {f['cuts']} kept" + (f" ({f['kept'] / f['cuts']:.2f})" if f["cuts"] else "")
+                + f", {f['gold_missed']} gold missed" for where, f in by.items()))
     if args.misses:
         for m in tallies["all"].misses:
             print(f"  not gold: {m['id']}: {m['wrong'][:100]!r}")

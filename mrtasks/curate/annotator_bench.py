@@ -179,7 +179,6 @@ class Tally:
             "step_f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
         }
 
-
     def by_layout(self) -> dict[str, dict[str, int]]:
         """Per cut layout: the annotator's cuts, how many the labels keep, and the gold cuts it misses there."""
         return {

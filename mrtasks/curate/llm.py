@@ -68,7 +68,7 @@ from mrtasks.prompts import (
     curation_messages,
 )
 from mrtasks.tasks.masked_then_fill import restates_answer
-from mrtasks.text import strip_math_delimiters, strip_think
+from mrtasks.text import MATH_DELIMITERS, strip_math_delimiters, strip_think
 from mrtasks.trajectory import Formula, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -87,9 +87,9 @@ _CLAUSE = re.compile(
 """A clause, shorter than a statement but no name: a subject pronoun first or a finite verb (`the graph is bipartite`,
 `We proceed by contradiction`, `each vertex has degree 4`); a name has neither (`proof by contrapositive`)."""
 _LATEX = re.compile(r"[\\$^_={}]")
-_DELIMITED = re.compile(r"\$\$(.+?)\$\$|\$([^$]+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+_DELIMITED = re.compile("|".join(f"{re.escape(o)}(.+?){re.escape(c)}" for o, c in MATH_DELIMITERS), re.DOTALL)
 """A formula set in math delimiters inside a listed item (its content is the group that matched)."""
-_DELIMITER = re.compile(r"\$|\\[()\[\]]")
+_DELIMITER = re.compile("|".join(re.escape(d) for pair in MATH_DELIMITERS for d in pair))
 
 
 def delimited_parts(item: str, solution: str) -> list[str]:

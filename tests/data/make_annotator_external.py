@@ -39,7 +39,9 @@ measure the llm annotator's bookkeeping changes that rounds 9-20 were measured b
 draws them once more, round 21's rows left out too, to measure both annotators after the lexicon's second round and the
 proof-structure step rules; `pick --round 25` (tune) leaves out round 24's rows too and takes the last three long
 ProofNet/miniF2F proofs and 21 shorter olympiad proofs (`olympiadbench_tp_short`, 1000-2499 chars: every longer one is
-labelled or screened), proofs labelled with the guide of the frozen rounds 18-23 as tune material.
+labelled or screened), proofs labelled with the guide of the frozen rounds 18-23 as tune material; `pick --round 26`
+leaves out round 25's rows too and takes 12 more shorter olympiad proofs, 6 MATH Level-5 and 6 OlympiadBench open-ended
+computations, all held out, to measure both annotators after round 25's `llm` rules on rows nobody read.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ SEED_ROUND22 = "annotator-gold-round22"
 SEED_ROUND23 = "annotator-gold-round23"
 SEED_ROUND24 = "annotator-gold-round24"
 SEED_ROUND25 = "annotator-gold-round25"
+SEED_ROUND26 = "annotator-gold-round26"
 SPEC = "{file}:kind=kind,id=id,name=external"
 CORPORA_PROOFS = ("proofnet_test", "proofnet_valid", "minif2f_informal")
 # group -> (rule, how many, how many held out)
@@ -108,7 +111,9 @@ GROUP_SIZES = {9: {"olympiadbench_tp": 8, "imo_proofbench": 4, "math_train": 10,
                23: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 12},
                24: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 12, "corpora_proofs": 0},
                25: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 0, "corpora_proofs": 3,
-                    "olympiadbench_tp_short": 21}}
+                    "olympiadbench_tp_short": 21},
+               26: {"olympiadbench_tp": 0, "imo_proofbench": 0, "math_train": 6, "corpora_proofs": 0,
+                    "olympiadbench_tp_short": 12}}
 TUNE_ROUNDS = (24, 25)
 """Rounds drawn as tune material: every row `tune` (round 24: computations labelled with the guide the frozen rounds
 18-23 were labelled with, which no tune round had for MATH; round 25: proofs, the same for olympiad and ProofNet
@@ -154,6 +159,7 @@ LATER_ROUNDS[22] = (SEED_ROUND22, (*LATER_ROUNDS[21][1], "annotator_gold_round21
 LATER_ROUNDS[23] = (SEED_ROUND23, (*LATER_ROUNDS[22][1], "annotator_gold_round22.jsonl"))
 LATER_ROUNDS[24] = (SEED_ROUND24, (*LATER_ROUNDS[23][1], "annotator_gold_round23.jsonl"))
 LATER_ROUNDS[25] = (SEED_ROUND25, (*LATER_ROUNDS[24][1], "annotator_gold_round24.jsonl"))
+LATER_ROUNDS[26] = (SEED_ROUND26, (*LATER_ROUNDS[25][1], "annotator_gold_round25.jsonl"))
 OPEN_ENDED = {"olympiadbench_oe_en": ("OlympiadBench open-ended English solutions of at least 1000 chars", 1000, 6, 6)}
 OPEN_ENDED_TUNE = {"olympiadbench_oe_en": ("OlympiadBench open-ended English solutions of at least 1000 chars", 1000, 12, 0)}
 SCREENED_ROUND5 = ("shared_corpora_a", "external_b", "external_c", "external_d", "external_e")
@@ -162,7 +168,7 @@ SCREENED = {5: SCREENED_ROUND5, 6: (*SCREENED_ROUND5, "external_f"), 9: (*SCREEN
             12: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             13: (*SCREENED_ROUND5, "external_f", "external_g", "external_h"),
             **dict.fromkeys((14, 15, 16, 17, 18, 19, 20), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i")),
-            **dict.fromkeys((21, 22, 23, 24, 25), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i",
+            **dict.fromkeys((21, 22, 23, 24, 25, 26), (*SCREENED_ROUND5, "external_f", "external_g", "external_h", "external_i",
                                        "screens_jk_trajectories", "screens_lm_trajectories"))}
 """Rounds 5 and 6 also leave out the rows of the bookkeeping screens that existed when each was drawn
 (`bookkeeping_screens/NAME.ids.json`, some read while tuning), named so that a later screen never moves the choice."""
@@ -287,7 +293,7 @@ def _print_choice(chosen: list, source: str | None, held: int) -> None:
 SHARED_ROUNDS = {15: (SHARED_COMPUTATIONS, SEED_ROUND15), 16: (MODEL_COTS, SEED_ROUND16), 17: (MODEL_COTS_TUNE, SEED_ROUND17),
                  18: (MODEL_COTS, SEED_ROUND18), 19: (MODEL_COTS, SEED_ROUND19), 20: (OPEN_ENDED, SEED_ROUND20),
                  21: (OPEN_ENDED, SEED_ROUND21), 22: (OPEN_ENDED, SEED_ROUND22), 23: (OPEN_ENDED, SEED_ROUND23),
-                 24: (OPEN_ENDED_TUNE, SEED_ROUND24)}
+                 24: (OPEN_ENDED_TUNE, SEED_ROUND24), 26: (OPEN_ENDED, SEED_ROUND26)}
 """The rounds drawn from the shared corpora alone: their groups and seed."""
 
 
@@ -319,7 +325,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("pick", help="print the seeded choice of fixture rows")
     k.add_argument("--external", type=Path, required=True, help="the file `build` wrote")
     k.add_argument("--corpora", type=Path, default=Path("..") / "shared" / "data" / "corpora")
-    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25),
+    k.add_argument("--round", type=int, choices=(2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26),
                    default=2,
                    help="which fixture's choice to print")
     args = p.parse_args(argv)

@@ -653,6 +653,9 @@ def test_short_bulleted_points_stay_with_the_line_that_opens_their_list_and_long
 def test_tables_alignment_residue_index_ranges_labels_and_garbled_brackets_are_junk():
     assert junk_reason(r"\begin{array}{c|c} k & 2^k \\ 1 & 2 \end{array}") == "table"
     assert junk_reason(r"\begin{array}{cc} k & 2^k \\ 1 & 2 \end{array}") == "table"
+    # a bare `matrix` lays out a grid of values (which numbers are left, a verification table); `pmatrix` is a matrix
+    assert junk_reason("\\begin{matrix}\n100 & 101 & & 104 \\\\\n110 & & 112 & 115\n\\end{matrix}") == "table"
+    assert junk_reason(r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}") is None
     assert junk_reason(r"12-4 & =8, & & 2^{3} \mid 8") == "alignment_residue"
     for rng in (r"j=1,\dots,m", r"i = 0, 1, \ldots, n-1", r"1 \le k \le n", r"0 \leq t < N"):
         assert junk_reason(rng) == "index_range", rng
@@ -788,6 +791,9 @@ def test_a_lone_symbol_in_a_font_is_context():
 
     assert _minor(r"\mathcal{V}_{*}", "math") and _minor(r"\mathcal{D}_{\mathrm{L}}", "math") and _minor(r"\mathcal{F}_{8}", "math")
     assert not _minor(r"\mathcal{D}=\mathcal{F}", "math")
+    # an index written as an expression is still one symbol: `\mathcal{F}_{n-1}` names the town of the induction step
+    assert _minor(r"\mathcal{F}_{n-1}", "math") and _minor("a_{i+1}", "math") and _minor("x_{2k+1}", "math")
+    assert not _minor("a_{i+1} = 2 a_{i}", "math")
 
 
 def test_names_of_figure_objects_are_context_not_masks():

@@ -136,7 +136,9 @@ _IDLE_MID = re.compile(r"\\mid\s*(?:=|<|>|\\(?:le|ge|leq|geq)(?![A-Za-z])|$)")
 _CUT_DOTS = re.compile(rf"(?:[-+]|\\(?:cdot|times))\s*{DOTS}\s*$")
 """`-1 \\cdot 2 \\cdot \\cdots`: a product cut off after its dots (the rest sits in another span)."""
 _WHOLE_SYSTEM = re.compile(r"^\\begin\{(alignat|eqnarray|align|flalign)\*?\}.*\\end\{\1\*?\}$", re.DOTALL)
-_WHOLE_ARRAY = re.compile(r"^\\begin\{(array|tabular)\}.*\\end\{\1\}$", re.DOTALL)  # a matrix has `\left(` around it
+_WHOLE_ARRAY = re.compile(r"^\\begin\{(array|tabular|matrix)\}.*\\end\{\1\}$", re.DOTALL)
+"""A whole `array`, `tabular` or bare `matrix` (a grid laid out without delimiters); a matrix has `\\left(` or its own
+delimiters (`pmatrix`) around it."""
 _RULED = re.compile(r"\\begin\{(?:array|tabular)\}\s*\{[^{}]*\|")
 _OPEN_CLOSE = re.compile(r"\\[{}]|\\(?:left|right)\.|[()\[\]]")
 
@@ -226,7 +228,7 @@ def junk_reason(text: str) -> str | None:
         return "top_level_semicolon"
     if _WHOLE_SYSTEM.match(stripped):
         return "table"  # a whole system of rows (`\\begin{alignat*}...`): a table of givens, not one formula
-    if "\\hline" in stripped or ("{array}" in stripped or "{tabular}" in stripped) and (
+    if "\\hline" in stripped or ("{array}" in stripped or "{tabular}" in stripped or "{matrix}" in stripped) and (
         _RULED.search(stripped) or _WHOLE_ARRAY.match(stripped)
     ):
         return "table"

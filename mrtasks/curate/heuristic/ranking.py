@@ -34,8 +34,10 @@ _HEAVY = re.compile(r"\\(?:frac|dfrac|sqrt|sum|int|prod|lim|binom|log|ln|sin|cos
 _WEAK_RELATION = re.compile(r"^[^=<>]*\\(?:in|notin|ni)(?![A-Za-z])[^=<>]*$")
 _LONE_SYMBOL = re.compile(
     r"(?:\\(?:math(?:cal|bb|bf|frak|scr|rm)|vec|bar|hat|tilde)\s*\{\\?[A-Za-z]+\}|\\[A-Za-z]+|[A-Za-z])"
-    r"(?:_(?:\w|\*|\{\s*(?:(?:\w|\*)\s*){1,3}\}|\{\s*\\math[a-z]+\{\w{1,3}\}\s*\}))?(?:'+|\^\{?(?:\s*\\prime)+\s*\}?)?"
+    r"(?:_(?:\w|\*|\{\s*(?:(?:\w|\*)\s*){1,3}\}|\{\s*\w{1,2}\s*[-+]\s*\w{1,2}\s*\}|\{\s*\\math[a-z]+\{\w{1,3}\}\s*\}))?"
+    r"(?:'+|\^\{?(?:\s*\\prime)+\s*\}?)?"
 )
+"""One symbol, its index an expression too (`x_{1}`, `\\mathcal{F}_{n-1}`, `a_{i+1}`, `\\ell^{\\prime}`)."""
 _LONE_SYMBOLS = re.compile(rf"\s*{_LONE_SYMBOL.pattern}(?:\s*,\s*{_LONE_SYMBOL.pattern})+\s*")
 """Symbols named in a row: `\\mathcal{L}_{X Z}, \\mathcal{L}_{Y Z}` (`denoting by ... the two pieces`)."""
 _NAME_MARKUP = re.compile(

@@ -200,6 +200,13 @@ _SYSTEM = "\\begin{align*}\nx + y &= 3 \\\\\nx - y &= 1\n\\end{align*}"
             ["d(v) = 4", "the graph is bipartite", "We proceed by contradiction", "proof by contrapositive"],
             ["d(v) = 4", "proof by contrapositive"],
         ),
+        # a symbol (its index an expression too) or a list of symbols names something; a result's name in words stays
+        (
+            "Remove them to get the town $\\mathcal{F}_{n-1}$ with $\\delta_{1}, \\delta_{2}, \\ldots$ as before; "
+            "by the quadratic formula $f_{n-1}(r) \\neq f_{n-1}(s)$.",
+            ["f_{n-1}(r) \\neq f_{n-1}(s)", "\\mathcal{F}_{n-1}", "\\delta_{1}, \\delta_{2}, \\ldots", "quadratic formula"],
+            ["f_{n-1}(r) \\neq f_{n-1}(s)", "quadratic formula"],
+        ),
     ],
 )
 def test_what_is_no_key_formula_by_its_shape_is_left_out_wherever_it_stands(server, solution, listed, kept):

@@ -124,6 +124,13 @@ def math_parts(solution: str, formula: Formula) -> list[Formula]:
     return pieces
 
 
+def lone_name(text: str) -> bool:
+    """A symbol, a list of symbols or the name of a figure object written in LaTeX (`\\mathcal{F}_{n-1}`, `f_{n-1}`,
+    `\\overline{AC}`): it names something and has nothing to fill in (`ranking.names_only`). A result's name in words
+    (`quadratic formula`) is no symbol."""
+    return bool(_LATEX.search(text)) and names_only(text)
+
+
 def prose_statement(solution: str, formula: Formula) -> bool:
     """The formula is a sentence of prose (`STATEMENT_WORDS` or more words outside any math, no `=`) or a clause in words
     alone (`_CLAUSE`), standing outside the solution's math."""
@@ -189,7 +196,7 @@ class LLMConfig:
     """Keep formulas that occur more than once in the solution (masking one copy leaks it)."""
     drop_bookkeeping: bool = True
     """Leave out a listed formula that is bookkeeping by its shape or too little to restore (a whole table or
-    system, an index range, a reference label: `heuristic.junk.NO_KEY_FORMULA`), a statement in prose
+    system, an index range, a reference label: `heuristic.junk.NO_KEY_FORMULA`; a lone symbol: `lone_name`), a statement in prose
     (`prose_statement`), bookkeeping where it stands (a case label or hypothesis, a definition that only names
     something, a table cell: `heuristic.context.role`) or a given copied from the problem
     (`heuristic.ranking.copied_given`: filled by copying, not reasoning), as the heuristic never offers one. The
@@ -244,7 +251,8 @@ def add_endpoint_arguments(group: Any) -> None:
     group.add_argument(
         "--keep-bookkeeping", action="store_true",
         help="llm: keep listed formulas that are bookkeeping (whole tables, index ranges, reference labels, case "
-             "labels, definitions that only name something, table cells), too little to restore, statements in prose, "
+             "labels, definitions that only name something, table cells), too little to restore (lone symbols too), "
+             "statements in prose, "
              "or givens copied from the problem; by default they are left out, as the heuristic does",
     )
 
@@ -522,7 +530,7 @@ class LLMAnnotator(Annotator):
         problem = t.problem or ""
         given = formula_key(problem)
         key = [f for f in kept if junk_reason(f.text) not in NO_KEY_FORMULA and not prose_statement(t.solution, f)
-               and role(t.solution, f.start, f.end, problem) not in BOOKKEEPING
+               and not lone_name(f.text) and role(t.solution, f.start, f.end, problem) not in BOOKKEEPING
                and not copied_given(formula_key(f.text), given)]
         self.stats["formulas_bookkeeping"] += len(kept) - len(key)
         return key
